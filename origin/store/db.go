@@ -1,0 +1,245 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"vitrine/schema"
+)
+
+// Config tunes the database layer. Zero values mean the defaults.
+type Config struct {
+	// MaxRetries bounds how many times a transaction is retried after its first attempt
+	// (default 12).
+	MaxRetries int
+	// RetryBudget bounds the total time spent on one transaction, retries and backoff included
+	// (default 3s).
+	RetryBudget time.Duration
+	// BaseBackoff is the first backoff; each retry doubles it, with full jitter, capped at
+	// MaxBackoff (defaults 2ms and 200ms).
+	BaseBackoff time.Duration
+	MaxBackoff  time.Duration
+	// MaxConns sizes the connection pool (default: pgxpool's).
+	MaxConns int32
+	// OnRetry is called once per retried attempt (the metric of transaction retries).
+	OnRetry func()
+	// OnCommit is called after a transaction that recorded changes has committed, with the last
+	// version it took of each log. The relay in the same process uses it to wake up.
+	OnCommit func(commits []LogCommit)
+	// Now returns the current time (tests fix it); default time.Now.
+	Now func() time.Time
+}
+
+// LogCommit is the last version a committed transaction took of one log.
+type LogCommit struct {
+	// Log is the tenant slug, or schema.PlatformLog.
+	Log     string
+	Version int64
+}
+
+// DB is the origin's database handle. It is safe for concurrent use.
+type DB struct {
+	pool *pgxpool.Pool
+	cfg  Config
+}
+
+// Open connects to the database at dsn (a PostgreSQL URL) and checks that it answers.
+func Open(ctx context.Context, dsn string, cfg Config) (*DB, error) {
+	pcfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: parse database URL: %w", err)
+	}
+	if cfg.MaxConns > 0 {
+		pcfg.MaxConns = cfg.MaxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, fmt.Errorf("store: connect: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("store: database at %s does not answer: %w", pcfg.ConnConfig.Host, err)
+	}
+	if cfg.MaxRetries == 0 {
+		cfg.MaxRetries = 12
+	}
+	if cfg.RetryBudget == 0 {
+		cfg.RetryBudget = 3 * time.Second
+	}
+	if cfg.BaseBackoff == 0 {
+		cfg.BaseBackoff = 2 * time.Millisecond
+	}
+	if cfg.MaxBackoff == 0 {
+		cfg.MaxBackoff = 200 * time.Millisecond
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &DB{pool: pool, cfg: cfg}, nil
+}
+
+// Close closes the pool.
+func (db *DB) Close() { db.pool.Close() }
+
+// Ping checks that the database answers.
+func (db *DB) Ping(ctx context.Context) error { return db.pool.Ping(ctx) }
+
+// now is the transaction clock: UTC, truncated to the microsecond the database keeps, so that a
+// value read back equals the value written.
+func (db *DB) now() time.Time { return db.cfg.Now().UTC().Truncate(time.Microsecond) }
+
+// errBudget is returned (as a schema.Error) when a transaction could not commit within its retry
+// count and budget.
+var errBudget = &schema.Error{Code: schema.CodeUnavailable, Message: "the database is busy; retry shortly", RetryAfter: 1}
+
+// Tx runs fn in a SERIALIZABLE transaction and commits it, retrying the whole transaction on
+// serialization failures (40001) and deadlocks (40P01).
+//
+// This is our own loop rather than crdb.ExecuteCtx from cockroach-go: that helper retries
+// immediately with no backoff or jitter, bounds only the count (not the time), and does not treat
+// 40P01 as retryable, and its savepoint-based ExecuteTx is wrong on PostgreSQL (a statement-level
+// 40001 is retried in the same snapshot, and a 40001 at COMMIT is swallowed).
+func (db *DB) Tx(ctx context.Context, fn func(tx *Tx) error) error {
+	_, err := db.tx(ctx, fn)
+	return err
+}
+
+// WriteTx is Tx for replicated writes: it returns the last version the transaction took of each
+// log it changed.
+func (db *DB) WriteTx(ctx context.Context, fn func(tx *Tx) error) ([]LogCommit, error) {
+	return db.tx(ctx, fn)
+}
+
+func (db *DB) tx(ctx context.Context, fn func(tx *Tx) error) ([]LogCommit, error) {
+	deadline := time.Now().Add(db.cfg.RetryBudget)
+	backoff := db.cfg.BaseBackoff
+	for attempt := 0; ; attempt++ {
+		commits, err := db.attempt(ctx, fn)
+		if err == nil {
+			if len(commits) > 0 && db.cfg.OnCommit != nil {
+				db.cfg.OnCommit(commits)
+			}
+			return commits, nil
+		}
+		if !retryable(err) {
+			return nil, mapError(err)
+		}
+		if attempt >= db.cfg.MaxRetries {
+			return nil, errBudget
+		}
+		// Full jitter: sleep a random time up to the current backoff.
+		sleep := time.Duration(rand.Int64N(int64(backoff)) + 1)
+		if time.Now().Add(sleep).After(deadline) {
+			return nil, errBudget
+		}
+		if db.cfg.OnRetry != nil {
+			db.cfg.OnRetry()
+		}
+		t := time.NewTimer(sleep)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+		backoff = min(backoff*2, db.cfg.MaxBackoff)
+	}
+}
+
+func (db *DB) attempt(ctx context.Context, fn func(tx *Tx) error) ([]LogCommit, error) {
+	pg, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable})
+	if err != nil {
+		return nil, err
+	}
+	tx := &Tx{pg: pg, db: db, now: db.now()}
+	defer pg.Rollback(context.WithoutCancel(ctx)) // no-op after Commit
+	if err := fn(tx); err != nil {
+		return nil, err
+	}
+	commits, err := tx.finish(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := pg.Commit(ctx); err != nil {
+		return nil, err
+	}
+	return commits, nil
+}
+
+// retryable reports whether a whole-transaction retry may succeed.
+func retryable(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "40001", "40P01", "CR000":
+			return true
+		}
+	}
+	return false
+}
+
+// mapError turns database errors into schema errors at the package boundary. Errors that are
+// already *schema.Error and context errors pass through unchanged.
+func mapError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *schema.Error
+	if errors.As(err, &se) {
+		return se
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return &schema.Error{Code: schema.CodeNotFound, Message: "not found"}
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "23505": // unique_violation
+			return &schema.Error{Code: schema.CodeConflict, Message: uniqueMessage(pgErr.ConstraintName)}
+		case "23503": // foreign_key_violation
+			return &schema.Error{Code: schema.CodeInvalid, Message: "a referenced record does not exist"}
+		case "57014": // query_canceled (statement timeout)
+			return &schema.Error{Code: schema.CodeUnavailable, Message: "the database is busy; retry shortly", RetryAfter: 1}
+		}
+		if class := pgErr.Code[:min(2, len(pgErr.Code))]; class == "08" || class == "53" || class == "57" {
+			return &schema.Error{Code: schema.CodeUnavailable, Message: "the database is unavailable; retry shortly", RetryAfter: 1}
+		}
+	}
+	var connErr *pgconn.ConnectError
+	if errors.As(err, &connErr) || pgconn.Timeout(err) {
+		return &schema.Error{Code: schema.CodeUnavailable, Message: "the database is unavailable; retry shortly", RetryAfter: 1}
+	}
+	return fmt.Errorf("store: %w", err)
+}
+
+func uniqueMessage(constraint string) string {
+	switch constraint {
+	case "products_tenant_id_slug_key", "categories_tenant_id_slug_key":
+		return "slug already exists"
+	case "variants_tenant_id_sku_key":
+		return "sku already exists"
+	case "currencies_pkey":
+		return "currency already exists"
+	case "users_tenant_id_login_key":
+		return "login already exists"
+	case "users_tenant_id_email_key":
+		return "email already exists"
+	case "tenants_slug_key":
+		return "tenant slug already exists"
+	case "tenant_domains_pkey":
+		return "domain already belongs to a tenant"
+	}
+	return "already exists"
+}

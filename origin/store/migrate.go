@@ -1,0 +1,73 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"vitrine/schema/migrations"
+)
+
+// Migrate applies the embedded migrations that the database has not seen, each in its own
+// transaction, and makes sure the cluster epoch and the platform log exist. It is safe to run
+// concurrently from several processes: the schema_migrations insert serialises them.
+func (db *DB) Migrate(ctx context.Context) error {
+	if _, err := db.pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`); err != nil {
+		return fmt.Errorf("store: migrate: %w", err)
+	}
+	names, err := fs.Glob(migrations.FS, "*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		sql, err := fs.ReadFile(migrations.FS, name)
+		if err != nil {
+			return err
+		}
+		version := strings.TrimSuffix(name, ".sql")
+		err = pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+			tag, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version) VALUES ($1) ON CONFLICT (version) DO NOTHING`, version)
+			if err != nil {
+				return err
+			}
+			if tag.RowsAffected() == 0 {
+				return nil // applied before
+			}
+			_, err = tx.Exec(ctx, string(sql))
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("store: migration %s: %w", name, err)
+		}
+	}
+	// The epoch names this database for the replication stream. Written once; a database that is
+	// reset and migrated again gets a new one.
+	if _, err := db.pool.Exec(ctx, `INSERT INTO cluster_meta (key, value) VALUES ('epoch', $1) ON CONFLICT (key) DO NOTHING`,
+		newUUID()); err != nil {
+		return fmt.Errorf("store: write epoch: %w", err)
+	}
+	if _, err := db.pool.Exec(ctx, `INSERT INTO log_versions (log_id, version) VALUES ($1, 0) ON CONFLICT (log_id) DO NOTHING`,
+		PlatformLogID); err != nil {
+		return fmt.Errorf("store: platform log: %w", err)
+	}
+	return nil
+}
+
+// Epoch returns the cluster epoch written by Migrate.
+func (db *DB) Epoch(ctx context.Context) (string, error) {
+	var e string
+	err := db.pool.QueryRow(ctx, `SELECT value FROM cluster_meta WHERE key = 'epoch'`).Scan(&e)
+	if err == pgx.ErrNoRows {
+		return "", fmt.Errorf("store: the database has no epoch: run vitrine migrate")
+	}
+	if err != nil {
+		return "", mapError(err)
+	}
+	return e, nil
+}

@@ -1,0 +1,187 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"vitrine/schema"
+)
+
+// PostStates returns the visibilities at which a post has state: a published post is public (and,
+// when password-protected, also private, since its public copy withholds the content); any other
+// post is private.
+func PostStates(p *schema.Post) []schema.Visibility {
+	if p == nil {
+		return nil
+	}
+	if !p.Public() {
+		return []schema.Visibility{schema.Priv}
+	}
+	if p.Password != "" {
+		return []schema.Visibility{schema.Pub, schema.Priv}
+	}
+	return []schema.Visibility{schema.Pub}
+}
+
+// PostState returns the value a post has at one visibility.
+func PostState(p *schema.Post, vis schema.Visibility) *schema.Post {
+	if vis == schema.Pub {
+		return p.PublicCopy()
+	}
+	return p
+}
+
+const postColumns = `id, type, slug, status, password, title, content, excerpt, author_id, featured_media, comment_status, ping_status,
+	format, meta, sticky, template, categories, tags, date_gmt, date_floating, modified_gmt, version`
+
+func scanPost(row pgx.Row) (*schema.Post, error) {
+	var p schema.Post
+	var status string
+	var meta []byte
+	var cats, tags []int64
+	if err := row.Scan(&p.ID, &p.Type, &p.Slug, &status, &p.Password, &p.Title, &p.Content, &p.Excerpt, &p.Author,
+		&p.FeaturedMedia, &p.CommentStatus, &p.PingStatus, &p.Format, &meta, &p.Sticky, &p.Template, &cats, &tags,
+		&p.DateGMT, &p.DateFloating, &p.ModifiedGMT, &p.Version); err != nil {
+		return nil, err
+	}
+	p.Status = schema.PostStatus(status)
+	if err := json.Unmarshal(meta, &p.Meta); err != nil {
+		return nil, err
+	}
+	p.Categories = terms(cats)
+	p.Tags = terms(tags)
+	p.DateGMT, p.ModifiedGMT = p.DateGMT.UTC(), p.ModifiedGMT.UTC()
+	return &p, nil
+}
+
+func terms(ids []int64) []schema.TermID {
+	out := make([]schema.TermID, len(ids))
+	for i, id := range ids {
+		out[i] = schema.TermID(id)
+	}
+	return out
+}
+
+func termInts(ids []schema.TermID) []int64 {
+	out := make([]int64, len(ids))
+	for i, id := range ids {
+		out[i] = int64(id)
+	}
+	return out
+}
+
+// Post returns one post of the tenant.
+func (tx *Tx) Post(ctx context.Context, t *schema.Tenant, id schema.PostID) (*schema.Post, error) {
+	p, err := scanPost(tx.pg.QueryRow(ctx, `SELECT `+postColumns+` FROM posts WHERE tenant_id = $1 AND id = $2`, t.ID, int64(id)))
+	if err == pgx.ErrNoRows {
+		return nil, notFound("post")
+	}
+	return p, err
+}
+
+// UniquePostSlug returns slug, or slug-2, slug-3… if another record of the type (other than
+// excludeID) holds it, as WordPress does. A trashed record holding the slug keeps it only with its
+// "__trashed" suffix, so it never blocks a live one.
+func (tx *Tx) UniquePostSlug(ctx context.Context, t *schema.Tenant, typ, slug string, excludeID schema.PostID) (string, error) {
+	if slug == "" {
+		return "", nil
+	}
+	rows, err := tx.pg.Query(ctx, `SELECT slug FROM posts WHERE tenant_id = $1 AND type = $2 AND id <> $3 AND (slug = $4 OR slug LIKE $5)`,
+		t.ID, typ, int64(excludeID), slug, strings.NewReplacer("%", `\%`, "_", `\_`).Replace(slug)+"-%")
+	if err != nil {
+		return "", err
+	}
+	taken := map[string]bool{}
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			rows.Close()
+			return "", err
+		}
+		taken[s] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return "", err
+	}
+	if !taken[slug] {
+		return slug, nil
+	}
+	for n := 2; ; n++ {
+		s := slug + "-" + strconv.Itoa(n)
+		if !taken[s] {
+			return s, nil
+		}
+	}
+}
+
+// CreatePost inserts a post, allocating its id from the tenant's post id space.
+func (tx *Tx) CreatePost(ctx context.Context, t *schema.Tenant, p *schema.Post) error {
+	p.Normalize()
+	if err := schema.ValidatePost(p); err != nil {
+		return err
+	}
+	id, err := tx.allocIDs(ctx, t.ID, "post", 1)
+	if err != nil {
+		return err
+	}
+	p.ID = schema.PostID(id)
+	if err := tx.savePost(ctx, t, nil, p); err != nil {
+		return err
+	}
+	_, err = tx.pg.Exec(ctx, `INSERT INTO posts (tenant_id, `+postColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)`,
+		t.ID, int64(p.ID), p.Type, p.Slug, string(p.Status), p.Password, p.Title, p.Content, p.Excerpt, int64(p.Author),
+		int64(p.FeaturedMedia), p.CommentStatus, p.PingStatus, p.Format, jsonb(p.Meta), p.Sticky, p.Template,
+		termInts(p.Categories), termInts(p.Tags), p.DateGMT, p.DateFloating, p.ModifiedGMT, p.Version)
+	return err
+}
+
+// UpdatePost writes p over old.
+func (tx *Tx) UpdatePost(ctx context.Context, t *schema.Tenant, old, p *schema.Post) error {
+	p.ID, p.Type = old.ID, old.Type
+	p.Normalize()
+	if err := schema.ValidatePost(p); err != nil {
+		return err
+	}
+	if err := tx.savePost(ctx, t, old, p); err != nil {
+		return err
+	}
+	_, err := tx.pg.Exec(ctx, `UPDATE posts SET slug=$3, status=$4, password=$5, title=$6, content=$7, excerpt=$8, author_id=$9,
+		featured_media=$10, comment_status=$11, ping_status=$12, format=$13, meta=$14, sticky=$15, template=$16, categories=$17,
+		tags=$18, date_gmt=$19, date_floating=$20, modified_gmt=$21, version=$22 WHERE tenant_id = $1 AND id = $2`,
+		t.ID, int64(p.ID), p.Slug, string(p.Status), p.Password, p.Title, p.Content, p.Excerpt, int64(p.Author),
+		int64(p.FeaturedMedia), p.CommentStatus, p.PingStatus, p.Format, jsonb(p.Meta), p.Sticky, p.Template,
+		termInts(p.Categories), termInts(p.Tags), p.DateGMT, p.DateFloating, p.ModifiedGMT, p.Version)
+	return err
+}
+
+func (tx *Tx) savePost(ctx context.Context, t *schema.Tenant, old, p *schema.Post) error {
+	l, err := tx.tenantLog(ctx, t)
+	if err != nil {
+		return err
+	}
+	return tx.writeEntity(l, schema.KindPost, schema.IDString(p.ID), PostStates(old), PostStates(p),
+		func(v int64) { p.Version = v }, func(vis schema.Visibility) any { return PostState(p, vis) })
+}
+
+// DeletePost deletes a post for good (the CMS "force" delete).
+func (tx *Tx) DeletePost(ctx context.Context, t *schema.Tenant, id schema.PostID) (*schema.Post, error) {
+	p, err := tx.Post(ctx, t, id)
+	if err != nil {
+		return nil, err
+	}
+	l, err := tx.tenantLog(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.writeEntity(l, schema.KindPost, schema.IDString(id), PostStates(p), nil, nil, nil); err != nil {
+		return nil, err
+	}
+	_, err = tx.pg.Exec(ctx, `DELETE FROM posts WHERE tenant_id = $1 AND id = $2`, t.ID, int64(id))
+	return p, err
+}

@@ -1,0 +1,168 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"vitrine/schema"
+)
+
+// This file is the relay's view of the database: the outboxes, the logs and the leases. The relay
+// package declares the interface it needs; *DB satisfies it.
+
+// LogRef names a log and where its subjects live.
+type LogRef struct {
+	// ID is the log_versions key (a tenant id, or PlatformLogID).
+	ID string
+	// Name is the tenant slug, or schema.PlatformLog.
+	Name  string
+	Shard int
+	// Version is the log's current version (filled by Logs only).
+	Version int64
+}
+
+// OutboxRow is one row of the replication outbox.
+type OutboxRow struct {
+	Version  int64
+	TxnFirst int64
+	TxnLast  int64
+	Key      string
+	Body     []byte
+	Deleted  bool
+}
+
+const logRefSelect = `SELECT lv.log_id::TEXT, COALESCE(t.slug, '` + schema.PlatformLog + `'), COALESCE(t.shard, 0), lv.version
+	FROM log_versions lv LEFT JOIN tenants t ON t.id = lv.log_id`
+
+func scanLogRefs(rows pgx.Rows) ([]LogRef, error) {
+	defer rows.Close()
+	var out []LogRef
+	for rows.Next() {
+		var r LogRef
+		if err := rows.Scan(&r.ID, &r.Name, &r.Shard, &r.Version); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Logs returns every log (the platform log and each tenant's) with its current version.
+func (db *DB) Logs(ctx context.Context) ([]LogRef, error) {
+	rows, err := db.pool.Query(ctx, logRefSelect+` ORDER BY lv.log_id`)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	refs, err := scanLogRefs(rows)
+	return refs, mapError(err)
+}
+
+// PendingLogs returns the logs that have rows in the replication outbox.
+func (db *DB) PendingLogs(ctx context.Context) ([]LogRef, error) {
+	rows, err := db.pool.Query(ctx, logRefSelect+` WHERE lv.log_id IN (SELECT DISTINCT log_id FROM repl_outbox) ORDER BY lv.log_id`)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	refs, err := scanLogRefs(rows)
+	return refs, mapError(err)
+}
+
+// OutboxRows returns up to limit outbox rows of a log with versions above after, in version
+// order.
+func (db *DB) OutboxRows(ctx context.Context, logID string, after int64, limit int) ([]OutboxRow, error) {
+	rows, err := db.pool.Query(ctx, `SELECT version, txn_first, txn_last, key, body, deleted FROM repl_outbox
+		WHERE log_id = $1 AND version > $2 ORDER BY version LIMIT $3`, logID, after, limit)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	defer rows.Close()
+	var out []OutboxRow
+	for rows.Next() {
+		var r OutboxRow
+		if err := rows.Scan(&r.Version, &r.TxnFirst, &r.TxnLast, &r.Key, &r.Body, &r.Deleted); err != nil {
+			return nil, mapError(err)
+		}
+		out = append(out, r)
+	}
+	return out, mapError(rows.Err())
+}
+
+// DeleteOutbox deletes a log's outbox rows up to and including version through, once the stream
+// holds them. It deletes nothing unless the lease is still held with the token.
+func (db *DB) DeleteOutbox(ctx context.Context, logID string, through int64, lease, holder string, token int64) (bool, error) {
+	tag, err := db.pool.Exec(ctx, `DELETE FROM repl_outbox WHERE log_id = $1 AND version <= $2
+		AND EXISTS (SELECT 1 FROM relay_leases WHERE name = $3 AND holder = $4 AND token = $5)`, logID, through, lease, holder, token)
+	if err != nil {
+		return false, mapError(err)
+	}
+	return tag.RowsAffected() > 0, nil
+}
+
+// AcquireLease takes the named lease for holder if it is free, expired, or already the holder's,
+// and returns its new fencing token. It returns 0 when another holder has it.
+func (db *DB) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (int64, error) {
+	var token int64
+	err := db.pool.QueryRow(ctx, `INSERT INTO relay_leases (name, holder, token, expires_at)
+		VALUES ($1, $2, 1, now() + ($3::INT8 * INTERVAL '1 millisecond'))
+		ON CONFLICT (name) DO UPDATE SET holder = $2, token = relay_leases.token + 1,
+			expires_at = now() + ($3::INT8 * INTERVAL '1 millisecond')
+		WHERE relay_leases.expires_at < now() OR relay_leases.holder = $2
+		RETURNING token`, name, holder, ttl.Milliseconds()).Scan(&token)
+	if err == pgx.ErrNoRows {
+		return 0, nil
+	}
+	return token, mapError(err)
+}
+
+// RenewLease extends a held lease. It reports false when the token is no longer current (another
+// holder took the lease).
+func (db *DB) RenewLease(ctx context.Context, name, holder string, token int64, ttl time.Duration) (bool, error) {
+	tag, err := db.pool.Exec(ctx, `UPDATE relay_leases SET expires_at = now() + ($4::INT8 * INTERVAL '1 millisecond')
+		WHERE name = $1 AND holder = $2 AND token = $3`, name, holder, token, ttl.Milliseconds())
+	if err != nil {
+		return false, mapError(err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// ReleaseLease gives a lease up so that another holder can take it at once.
+func (db *DB) ReleaseLease(ctx context.Context, name, holder string, token int64) error {
+	_, err := db.pool.Exec(ctx, `UPDATE relay_leases SET expires_at = now() - INTERVAL '1 second'
+		WHERE name = $1 AND holder = $2 AND token = $3`, name, holder, token)
+	return mapError(err)
+}
+
+// EventRow is one row of the event outbox.
+type EventRow struct {
+	ID      string
+	Tenant  string
+	Kind    string
+	Payload []byte
+}
+
+// PendingEvents returns up to limit events in creation order.
+func (db *DB) PendingEvents(ctx context.Context, limit int) ([]EventRow, error) {
+	rows, err := db.pool.Query(ctx, `SELECT e.id::TEXT, COALESCE(t.slug, ''), e.kind, e.payload FROM event_outbox e
+		LEFT JOIN tenants t ON t.id = e.tenant_id ORDER BY e.created_at, e.id LIMIT $1`, limit)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	defer rows.Close()
+	var out []EventRow
+	for rows.Next() {
+		var e EventRow
+		if err := rows.Scan(&e.ID, &e.Tenant, &e.Kind, &e.Payload); err != nil {
+			return nil, mapError(err)
+		}
+		out = append(out, e)
+	}
+	return out, mapError(rows.Err())
+}
+
+// DeleteEvents deletes published events.
+func (db *DB) DeleteEvents(ctx context.Context, ids []string) error {
+	_, err := db.pool.Exec(ctx, `DELETE FROM event_outbox WHERE id = ANY($1::UUID[])`, ids)
+	return mapError(err)
+}

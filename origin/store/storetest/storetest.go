@@ -1,0 +1,93 @@
+// Package storetest gives tests a fresh, migrated database on the PostgreSQL server named by
+// VITRINE_TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres): a new
+// database per call, dropped when the test ends. Only tests import it.
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"vitrine/origin/store"
+	"vitrine/schema"
+)
+
+// DefaultURL is the server tests use when VITRINE_TEST_DATABASE_URL is unset.
+const DefaultURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+
+// ServerURL returns the URL of the test database server.
+func ServerURL() string {
+	if u := os.Getenv("VITRINE_TEST_DATABASE_URL"); u != "" {
+		return u
+	}
+	return DefaultURL
+}
+
+// NewDatabase creates an empty database and returns its URL. It is dropped when t ends.
+func NewDatabase(t testing.TB) string {
+	t.Helper()
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, ServerURL())
+	if err != nil {
+		t.Fatalf("storetest: connect to %s (set VITRINE_TEST_DATABASE_URL): %v", ServerURL(), err)
+	}
+	var b [6]byte
+	rand.Read(b[:])
+	name := "vitrine_test_" + hex.EncodeToString(b[:])
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		admin.Close(ctx)
+		t.Fatalf("storetest: create database: %v", err)
+	}
+	admin.Close(ctx)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		admin, err := pgx.Connect(ctx, ServerURL())
+		if err != nil {
+			t.Logf("storetest: drop %s: %v", name, err)
+			return
+		}
+		defer admin.Close(ctx)
+		if _, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			t.Logf("storetest: drop %s: %v", name, err)
+		}
+	})
+	u, err := url.Parse(ServerURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+// Open returns a migrated store on a fresh database.
+func Open(t testing.TB, cfg store.Config) (*store.DB, string) {
+	t.Helper()
+	dsn := NewDatabase(t)
+	db, err := store.Open(context.Background(), dsn, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	if err := db.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return db, dsn
+}
+
+// Tenant creates an active tenant whose default currency is USD.
+func Tenant(t testing.TB, db *store.DB, slug string) *schema.Tenant {
+	t.Helper()
+	tn := &schema.Tenant{Slug: slug, Name: "Store " + slug, BaseURL: "https://" + slug + ".example.test",
+		Timezone: "Europe/Paris", Currencies: []string{"USD"}}
+	if err := db.CreateTenant(context.Background(), tn); err != nil {
+		t.Fatal(err)
+	}
+	return tn
+}

@@ -1,0 +1,218 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"vitrine/schema"
+)
+
+// PlatformLogID is the log_versions key of the platform log (the tenant registry).
+const PlatformLogID = "00000000-0000-0000-0000-000000000000"
+
+// Tx is one attempt of a transaction. It is not safe for concurrent use, and must not be kept
+// after the function given to DB.Tx returns.
+type Tx struct {
+	pg     pgx.Tx
+	db     *DB
+	now    time.Time
+	logs   []*logState
+	events []Event
+}
+
+// logState tracks the versions one transaction takes of one log.
+type logState struct {
+	id      string // log_versions key: the tenant id, or PlatformLogID
+	name    string // the change's Log: the tenant slug, or schema.PlatformLog
+	base    int64  // the log's version before this transaction
+	used    int64  // versions taken so far
+	changes []schema.Change
+}
+
+// Event is a domain event bound for the event outbox and, from there, webhooks.
+type Event struct {
+	ID       string          `json:"id"`
+	TenantID string          `json:"-"`
+	Tenant   string          `json:"tenant"`
+	Kind     string          `json:"type"`
+	Created  time.Time       `json:"created_at"`
+	Data     json.RawMessage `json:"data"`
+}
+
+// Now is the transaction's clock reading: every timestamp a transaction writes is this one.
+func (tx *Tx) Now() time.Time { return tx.now }
+
+// Query runs a query inside the transaction (for this package's own files).
+func (tx *Tx) query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	return tx.pg.Query(ctx, sql, args...)
+}
+
+// logFor returns the version tracker of a log, reserving a block of versions on first use. The
+// UPDATE locks the log's row until commit, so versions of a log are taken in commit order; the
+// unused part of the block is given back in finish.
+func (tx *Tx) logFor(ctx context.Context, id, name string) (*logState, error) {
+	for _, l := range tx.logs {
+		if l.id == id {
+			return l, nil
+		}
+	}
+	var top int64
+	err := tx.pg.QueryRow(ctx, `UPDATE log_versions SET version = version + $2 WHERE log_id = $1 RETURNING version`,
+		id, schema.MaxChangesPerTxn).Scan(&top)
+	if err == pgx.ErrNoRows {
+		return nil, &schema.Error{Code: schema.CodeNotFound, Message: "unknown log " + name}
+	}
+	if err != nil {
+		return nil, err
+	}
+	l := &logState{id: id, name: name, base: top - schema.MaxChangesPerTxn}
+	tx.logs = append(tx.logs, l)
+	return l, nil
+}
+
+func (tx *Tx) tenantLog(ctx context.Context, t *schema.Tenant) (*logState, error) {
+	return tx.logFor(ctx, t.ID, t.Slug)
+}
+
+func (tx *Tx) platformLog(ctx context.Context) (*logState, error) {
+	return tx.logFor(ctx, PlatformLogID, schema.PlatformLog)
+}
+
+// writeEntity records the replicated state of one entity. oldVis lists the visibilities at which
+// the entity had state before this write, newVis those it has after (empty for a deletion). A
+// visibility the entity leaves gets a tombstone first, so a reader of that subject never keeps a
+// stale state. setVersion receives the version the entity takes (the last one of its changes)
+// before stateFor encodes it at each new visibility.
+func (tx *Tx) writeEntity(l *logState, kind schema.Kind, id string, oldVis, newVis []schema.Visibility,
+	setVersion func(int64), stateFor func(schema.Visibility) any) error {
+	var tombs []schema.Visibility
+	for _, v := range oldVis {
+		if !slices.Contains(newVis, v) {
+			tombs = append(tombs, v)
+		}
+	}
+	n := int64(len(tombs) + len(newVis))
+	if n == 0 {
+		return nil
+	}
+	if l.used+n > schema.MaxChangesPerTxn {
+		return fmt.Errorf("store: transaction changes more than %d entities of log %s: split it", schema.MaxChangesPerTxn, l.name)
+	}
+	first := l.base + l.used + 1
+	l.used += n
+	last := first + n - 1
+	if setVersion != nil {
+		setVersion(last)
+	}
+	v := first
+	for _, vis := range tombs {
+		c := schema.NewChange(l.name, kind, id, vis, nil)
+		c.Version = v
+		v++
+		l.changes = append(l.changes, c)
+	}
+	for _, vis := range newVis {
+		c := schema.NewChange(l.name, kind, id, vis, stateFor(vis))
+		c.Version = v
+		v++
+		l.changes = append(l.changes, c)
+	}
+	return nil
+}
+
+// emit queues a domain event for the event outbox.
+func (tx *Tx) emit(t *schema.Tenant, kind string, data any) {
+	b, err := json.Marshal(data)
+	if err != nil {
+		panic("store: marshal event: " + err.Error())
+	}
+	tx.events = append(tx.events, Event{ID: newUUID(), TenantID: t.ID, Tenant: t.Slug, Kind: kind, Created: tx.now, Data: b})
+}
+
+// finish settles each log at the last version taken, stamps transaction bounds on the changes and
+// writes both outboxes. It runs inside the transaction, just before COMMIT.
+func (tx *Tx) finish(ctx context.Context) ([]LogCommit, error) {
+	var commits []LogCommit
+	for _, l := range tx.logs {
+		last := l.base + l.used
+		if _, err := tx.pg.Exec(ctx, `UPDATE log_versions SET version = $2 WHERE log_id = $1`, l.id, last); err != nil {
+			return nil, err
+		}
+		if l.used == 0 {
+			continue
+		}
+		first := l.base + 1
+		var (
+			versions = make([]int64, len(l.changes))
+			keys     = make([]string, len(l.changes))
+			bodies   = make([][]byte, len(l.changes))
+			deleted  = make([]bool, len(l.changes))
+		)
+		for i := range l.changes {
+			c := &l.changes[i]
+			c.TxnFirst, c.TxnLast = first, last
+			versions[i], keys[i], bodies[i], deleted[i] = c.Version, c.Key(), c.Encode(), c.Deleted
+		}
+		_, err := tx.pg.Exec(ctx, `
+			INSERT INTO repl_outbox (log_id, version, txn_first, txn_last, key, body, deleted, created_at)
+			SELECT $1, v, $2, $3, k, b, d, $4
+			FROM unnest($5::INT8[], $6::TEXT[], $7::BYTEA[], $8::BOOL[]) AS r(v, k, b, d)`,
+			l.id, first, last, tx.now, versions, keys, bodies, deleted)
+		if err != nil {
+			return nil, err
+		}
+		commits = append(commits, LogCommit{Log: l.name, Version: last})
+	}
+	if len(tx.events) > 0 {
+		ids := make([]string, len(tx.events))
+		tenants := make([]string, len(tx.events))
+		kinds := make([]string, len(tx.events))
+		payloads := make([][]byte, len(tx.events))
+		for i, e := range tx.events {
+			ids[i], tenants[i], kinds[i] = e.ID, e.TenantID, e.Kind
+			payloads[i], _ = json.Marshal(e)
+		}
+		_, err := tx.pg.Exec(ctx, `
+			INSERT INTO event_outbox (id, tenant_id, kind, payload, created_at)
+			SELECT i, t, k, p, $1 FROM unnest($2::UUID[], $3::UUID[], $4::TEXT[], $5::BYTEA[]) AS r(i, t, k, p)`,
+			tx.now, ids, tenants, kinds, payloads)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return commits, nil
+}
+
+// allocIDs takes n consecutive integer ids from a tenant's id space and returns the first.
+func (tx *Tx) allocIDs(ctx context.Context, tenantID, space string, n int64) (int64, error) {
+	var next int64
+	err := tx.pg.QueryRow(ctx, `
+		INSERT INTO id_alloc (tenant_id, space, next_id) VALUES ($1, $2, $3 + 1)
+		ON CONFLICT (tenant_id, space) DO UPDATE SET next_id = id_alloc.next_id + $3
+		RETURNING next_id`, tenantID, space, n).Scan(&next)
+	if err != nil {
+		return 0, err
+	}
+	first := next - n
+	if next-1 > schema.MaxExposedID {
+		return 0, fmt.Errorf("store: id space %s of tenant %s is exhausted", space, tenantID)
+	}
+	return first, nil
+}
+
+// newUUID returns a random (version 4) UUID in text form.
+func newUUID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("store: crypto/rand: " + err.Error())
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}

@@ -1,0 +1,126 @@
+package store
+
+import (
+	"context"
+	"crypto/subtle"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"vitrine/schema"
+)
+
+const userColumns = `id, login, email, display_name, slug, role, created_at, version`
+
+func scanUser(row pgx.Row) (*schema.User, error) {
+	var u schema.User
+	var role string
+	if err := row.Scan(&u.ID, &u.Login, &u.Email, &u.DisplayName, &u.Slug, &role, &u.CreatedAt, &u.Version); err != nil {
+		return nil, err
+	}
+	u.Role = schema.Role(role)
+	u.CreatedAt = u.CreatedAt.UTC()
+	return &u, nil
+}
+
+// CreateUser inserts a staff user, allocating its id from the tenant's user id space.
+func (db *DB) CreateUser(ctx context.Context, t *schema.Tenant, u *schema.User) error {
+	if u.Slug == "" {
+		u.Slug = schema.Slugify(u.Login)
+	}
+	if u.DisplayName == "" {
+		u.DisplayName = u.Login
+	}
+	if err := schema.ValidateUser(u); err != nil {
+		return err
+	}
+	return db.Tx(ctx, func(tx *Tx) error {
+		id, err := tx.allocIDs(ctx, t.ID, "user", 1)
+		if err != nil {
+			return err
+		}
+		u.ID = schema.UserID(id)
+		u.CreatedAt = tx.now
+		_, err = tx.pg.Exec(ctx, `INSERT INTO users (tenant_id, `+userColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+			t.ID, int64(u.ID), u.Login, u.Email, u.DisplayName, u.Slug, string(u.Role), u.CreatedAt, u.Version)
+		return err
+	})
+}
+
+// UserByLogin returns a user by login or e-mail address.
+func (db *DB) UserByLogin(ctx context.Context, t *schema.Tenant, login string) (*schema.User, error) {
+	u, err := scanUser(db.pool.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE tenant_id = $1 AND (login = $2 OR lower(email) = lower($2))`,
+		t.ID, login))
+	if err == pgx.ErrNoRows {
+		return nil, notFound("user")
+	}
+	return u, mapError(err)
+}
+
+// AppPassword describes an application password (never the password itself).
+type AppPassword struct {
+	UUID      string
+	UserID    schema.UserID
+	Name      string
+	CreatedAt time.Time
+}
+
+// CreateAppPassword stores the keyed hash of a new application password for a user.
+func (db *DB) CreateAppPassword(ctx context.Context, t *schema.Tenant, user schema.UserID, name string, hash []byte) (*AppPassword, error) {
+	if err := schema.ValidateText("name", name, 200, true); err != nil {
+		return nil, err
+	}
+	ap := &AppPassword{UUID: newUUID(), UserID: user, Name: name}
+	err := db.Tx(ctx, func(tx *Tx) error {
+		ap.CreatedAt = tx.now
+		_, err := tx.pg.Exec(ctx, `INSERT INTO app_passwords (tenant_id, uuid, user_id, name, hash, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+			t.ID, ap.UUID, int64(user), name, hash, ap.CreatedAt)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ap, nil
+}
+
+// DeleteAppPasswords deletes a user's application passwords that have the given name.
+func (db *DB) DeleteAppPasswords(ctx context.Context, t *schema.Tenant, user schema.UserID, name string) error {
+	_, err := db.pool.Exec(ctx, `DELETE FROM app_passwords WHERE tenant_id = $1 AND user_id = $2 AND name = $3`, t.ID, int64(user), name)
+	return mapError(err)
+}
+
+// Authenticate returns the user whose application password has the keyed hash, provided the user
+// is the one named by login (a login or an e-mail address). A credential of one tenant never
+// authenticates on another: the lookup is keyed by tenant. It returns a CodeUnauthorized error
+// whose CMSCode tells an unknown user from a wrong password, as WordPress does.
+func (db *DB) Authenticate(ctx context.Context, t *schema.Tenant, login string, hash []byte) (*schema.User, error) {
+	row := db.pool.QueryRow(ctx, `SELECT u.id, u.login, u.email, u.display_name, u.slug, u.role, u.created_at, u.version, a.hash
+		FROM app_passwords a JOIN users u ON u.tenant_id = a.tenant_id AND u.id = a.user_id
+		WHERE a.tenant_id = $1 AND a.hash = $2`, t.ID, hash)
+	var u schema.User
+	var role string
+	var stored []byte
+	err := row.Scan(&u.ID, &u.Login, &u.Email, &u.DisplayName, &u.Slug, &role, &u.CreatedAt, &u.Version, &stored)
+	if err == pgx.ErrNoRows {
+		if _, uerr := db.UserByLogin(ctx, t, login); uerr != nil {
+			if schema.ErrorCode(uerr) == schema.CodeNotFound {
+				return nil, &schema.Error{Code: schema.CodeUnauthorized, CMSCode: "invalid_username",
+					Message: "Unknown username. Check again or try your email address."}
+			}
+			return nil, uerr
+		}
+		return nil, &schema.Error{Code: schema.CodeUnauthorized, CMSCode: "incorrect_password",
+			Message: "The provided password is an invalid application password."}
+	}
+	if err != nil {
+		return nil, mapError(err)
+	}
+	if subtle.ConstantTimeCompare(stored, hash) != 1 || !(u.Login == login || strings.EqualFold(u.Email, login)) {
+		return nil, &schema.Error{Code: schema.CodeUnauthorized, CMSCode: "incorrect_password",
+			Message: "The provided password is an invalid application password."}
+	}
+	u.Role = schema.Role(role)
+	u.CreatedAt = u.CreatedAt.UTC()
+	return &u, nil
+}

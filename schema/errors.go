@@ -1,0 +1,82 @@
+package schema
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code classifies an error. Each transport maps codes to HTTP statuses in one table.
+type Code string
+
+// The closed set of error codes. Anything that is not an *Error counts as CodeInternal.
+const (
+	CodeInvalid       Code = "invalid"       // the request is malformed or fails validation
+	CodeNotFound      Code = "not_found"     // the addressed resource does not exist
+	CodeConflict      Code = "conflict"      // the request conflicts with current state (duplicate slug)
+	CodeUnauthorized  Code = "unauthorized"  // no credential, or one that does not verify
+	CodeForbidden     Code = "forbidden"     // the credential lacks the capability
+	CodeTooLarge      Code = "too_large"     // the request body exceeds its limit
+	CodeUnsupported   Code = "unsupported"   // the content type or method is not accepted
+	CodeRateLimited   Code = "rate_limited"  // a rate limit is exhausted
+	CodeUnavailable   Code = "unavailable"   // try again later: retry budget spent, replica behind, origin down
+	CodeInternal      Code = "internal"      // a bug or an unexpected failure; details are logged, never shown
+	CodeNotReady      Code = "not_ready"     // the tenant's replica has not reached its first checkpoint
+	CodeGone          Code = "gone"          // the resource was deleted and may not be deleted again
+	CodeNotAllowed    Code = "not_allowed"   // the operation is not supported on this resource
+	CodeUnprocessable Code = "unprocessable" // well-formed, but semantically refused (same idempotency key, other body)
+)
+
+// Error is the error value every layer returns to a transport. Message is safe to show to the
+// caller; internal details never go in it.
+type Error struct {
+	Code    Code
+	Message string
+	// Field names the offending input field, when there is one.
+	Field string
+	// CMSCode is the WordPress error code (rest_post_invalid_id…) used on CMS routes. When empty,
+	// the CMS transport derives one from Code.
+	CMSCode string
+	// RetryAfter, in seconds, is sent as Retry-After on 429 and 503 responses.
+	RetryAfter int
+	// Params carries per-parameter messages for CMS validation errors (data.params).
+	Params map[string]string
+	// Status overrides the transport's status for Code when non-zero (WordPress's 401-vs-403
+	// rule, 410, 501 are decided by the handler that knows the caller).
+	Status int
+}
+
+func (e *Error) Error() string {
+	if e.Field != "" {
+		return fmt.Sprintf("%s: %s (%s)", e.Code, e.Message, e.Field)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+// Errorf returns an *Error with the code and a formatted message.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Invalid returns a CodeInvalid error about one field.
+func Invalid(field, format string, args ...any) *Error {
+	return &Error{Code: CodeInvalid, Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of err, or CodeInternal when err is not an *Error.
+func ErrorCode(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return CodeInternal
+}
+
+// AsError returns err as an *Error; any other error becomes an internal error with a generic
+// message, so that nothing internal reaches a response body.
+func AsError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &Error{Code: CodeInternal, Message: "internal error"}
+}

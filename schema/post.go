@@ -1,0 +1,153 @@
+package schema
+
+import (
+	"time"
+)
+
+// MaxExposedID is the bound of ids the CMS interface exposes: JavaScript clients read them as
+// doubles, so they stay below 2^53.
+const MaxExposedID = 1<<53 - 1
+
+// Typed identifiers of CMS records. Posts, pages, media, blocks, navigation and revisions share
+// one per-tenant id space; terms have another; users a third.
+type (
+	PostID int64
+	UserID int64
+	TermID int64
+)
+
+// PostStatus is a CMS record status.
+type PostStatus string
+
+// Statuses that can be written.
+const (
+	StatusPublish PostStatus = "publish"
+	StatusFuture  PostStatus = "future"
+	StatusDraft   PostStatus = "draft"
+	StatusPending PostStatus = "pending"
+	StatusPrivate PostStatus = "private"
+	StatusTrash   PostStatus = "trash"
+)
+
+// PostFormats are the formats a post may take.
+var PostFormats = []string{"standard", "aside", "chat", "gallery", "link", "image", "quote", "status", "video", "audio"}
+
+// Post is a CMS post as replicated. Title, Content and Excerpt are the raw (edit) values; the
+// rendered forms are derived at read time.
+type Post struct {
+	ID            PostID            `json:"id"`
+	Type          string            `json:"type"`
+	Slug          string            `json:"slug"`
+	Status        PostStatus        `json:"status"`
+	Password      string            `json:"password,omitempty"`
+	Title         string            `json:"title"`
+	Content       string            `json:"content"`
+	Excerpt       string            `json:"excerpt"`
+	Author        UserID            `json:"author"`
+	FeaturedMedia PostID            `json:"featured_media"`
+	CommentStatus string            `json:"comment_status"`
+	PingStatus    string            `json:"ping_status"`
+	Format        string            `json:"format"`
+	Meta          map[string]string `json:"meta"`
+	Sticky        bool              `json:"sticky"`
+	Template      string            `json:"template"`
+	Categories    []TermID          `json:"categories"`
+	Tags          []TermID          `json:"tags"`
+	// DateGMT is the publication date in UTC. DateFloating marks a draft whose date follows "now"
+	// until it is published (WordPress's floating date).
+	DateGMT      time.Time `json:"date_gmt"`
+	DateFloating bool      `json:"date_floating,omitempty"`
+	ModifiedGMT  time.Time `json:"modified_gmt"`
+	// Protected marks the public copy of a password-protected post: its content and excerpt were
+	// withheld before it was replicated to edges.
+	Protected bool  `json:"protected,omitempty"`
+	Version   int64 `json:"version"`
+}
+
+// Public reports whether the post belongs to the public read model: published posts only.
+func (p *Post) Public() bool { return p.Status == StatusPublish }
+
+// PublicCopy returns the copy of a public post that edges may hold: a password-protected post
+// loses its password, content and excerpt, and is marked Protected.
+func (p *Post) PublicCopy() *Post {
+	c := *p
+	if c.Password != "" {
+		c.Password = ""
+		c.Content = ""
+		c.Excerpt = ""
+		c.Protected = true
+	}
+	return &c
+}
+
+// ValidatePost checks a post before it is written.
+func ValidatePost(p *Post) error {
+	if p.Slug != "" {
+		if err := ValidateSlug("slug", p.Slug, nil); err != nil {
+			return err
+		}
+	}
+	switch p.Status {
+	case StatusPublish, StatusFuture, StatusDraft, StatusPending, StatusPrivate, StatusTrash:
+	default:
+		return Invalid("status", "status is not one of publish, future, draft, pending, private")
+	}
+	if err := ValidateText("title", p.Title, MaxTitleLen*4, false); err != nil {
+		return err
+	}
+	if err := ValidateText("content", p.Content, 4<<20, false); err != nil {
+		return err
+	}
+	if err := ValidateText("excerpt", p.Excerpt, MaxDescriptionLen, false); err != nil {
+		return err
+	}
+	if err := ValidateText("password", p.Password, 255, false); err != nil {
+		return err
+	}
+	if p.CommentStatus != "open" && p.CommentStatus != "closed" {
+		return Invalid("comment_status", "comment_status is not one of open and closed.")
+	}
+	if p.PingStatus != "open" && p.PingStatus != "closed" {
+		return Invalid("ping_status", "ping_status is not one of open and closed.")
+	}
+	okFormat := false
+	for _, f := range PostFormats {
+		okFormat = okFormat || p.Format == f
+	}
+	if !okFormat {
+		return Invalid("format", "format is not one of standard, aside, chat, gallery, link, image, quote, status, video, and audio.")
+	}
+	if p.Sticky && p.Password != "" {
+		return &Error{Code: CodeInvalid, CMSCode: "rest_invalid_field", Field: "sticky", Message: "A post can not be sticky and have a password."}
+	}
+	for _, t := range append(append([]TermID{}, p.Categories...), p.Tags...) {
+		if t <= 0 || t > MaxExposedID {
+			return Invalid("categories", "term ids must be positive integers")
+		}
+	}
+	for k, v := range p.Meta {
+		if k != "footnotes" {
+			return Invalid("meta", "meta key %q is not registered", k)
+		}
+		if err := ValidateText("meta", v, 1<<20, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Normalize replaces nil collections with empty ones (see Product.Normalize).
+func (p *Post) Normalize() {
+	if p.Meta == nil {
+		p.Meta = map[string]string{}
+	}
+	if p.Categories == nil {
+		p.Categories = []TermID{}
+	}
+	if p.Tags == nil {
+		p.Tags = []TermID{}
+	}
+	if p.Type == "" {
+		p.Type = "post"
+	}
+}

@@ -1,0 +1,432 @@
+package schema
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Interface is the HTTP interface a route belongs to; it decides the error shape and the CORS
+// rules of the route's responses.
+type Interface int
+
+// Interfaces.
+const (
+	Commerce Interface = iota
+	CMS
+)
+
+func (i Interface) String() string {
+	if i == CMS {
+		return "cms"
+	}
+	return "commerce"
+}
+
+// Server says which process answers a route.
+type Server int
+
+// Servers.
+const (
+	// AtEdge routes are anonymous public reads answered from the replica. Edges answer them
+	// alone; the origin answers them too, from its full replica.
+	AtEdge Server = iota
+	// AtOrigin routes are forwarded by edges and answered by the origin.
+	AtOrigin
+)
+
+// Auth is the kind of credential a route requires.
+type Auth int
+
+// Auth kinds.
+const (
+	AuthPublic Auth = iota // no credential
+	AuthStaff              // a staff user's application password; the route's Cap is required
+)
+
+// ArgType is the type of a declared argument.
+type ArgType int
+
+// Argument types.
+const (
+	ArgInt ArgType = iota
+	ArgString
+	ArgBool
+	ArgIntList
+	ArgStringList
+)
+
+// Arg declares one query argument of a route: its type, default and bounds. Validation,
+// normalisation (the cache key of edge routes) and the CMS discovery index derive from it.
+type Arg struct {
+	Name        string
+	Type        ArgType
+	Description string
+	Default     string
+	HasMin      bool
+	Min         int64
+	HasMax      bool
+	Max         int64
+	Enum        []string
+	Required    bool
+	// MaxItems bounds list arguments (0: 100).
+	MaxItems int
+}
+
+// Route declares one method on one path. The route table is the single source for routing,
+// argument validation, CORS per interface and (for the CMS) the discovery index.
+type Route struct {
+	// Name identifies the route to handlers and metrics ("products.item").
+	Name      string
+	Method    string
+	Interface Interface
+	// Path uses {name} captures. Commerce paths are URL paths ("/api/products/{slug}"); CMS paths
+	// are rest_route values ("/cms/v2/posts/{id}").
+	Path   string
+	Server Server
+	Auth   Auth
+	Cap    Capability
+	Args   []Arg
+	// Batch marks CMS routes that may be called from /batch/v1.
+	Batch bool
+}
+
+// Pagination bounds of the commerce storefront lists.
+const (
+	DefaultPerPage  = 24
+	MaxPerPage      = 100
+	DefaultFeatured = 12
+	MaxFeatured     = 50
+	// MaxPage bounds page numbers so that offsets stay small integers.
+	MaxPage = 100_000
+)
+
+// Pagination bounds of CMS collections (WordPress's).
+const (
+	CMSDefaultPerPage = 10
+	CMSMaxPerPage     = 100
+)
+
+var (
+	argPage    = Arg{Name: "page", Type: ArgInt, Default: "1", HasMin: true, Min: 1, HasMax: true, Max: MaxPage, Description: "Current page of the collection."}
+	argPerPage = Arg{Name: "per_page", Type: ArgInt, Default: strconv.Itoa(DefaultPerPage), HasMin: true, Min: 1, HasMax: true, Max: MaxPerPage, Description: "Maximum number of items to be returned in result set."}
+	argCurr    = Arg{Name: "currency", Type: ArgString, Description: "Currency code for shown prices; defaults to the store's default currency."}
+	argContext = Arg{Name: "context", Type: ArgString, Default: "view", Enum: []string{"view", "embed", "edit"}, Description: "Scope under which the request is made; determines fields present in response."}
+)
+
+// Routes is the route table. Order matters only for readability; static segments shadow
+// captures at the same depth (see ReservedProductSlugs).
+var Routes = []Route{
+	// Commerce: public storefront reads answered by edges from the replica.
+	{Name: "products.list", Method: "GET", Interface: Commerce, Path: "/api/products", Server: AtEdge,
+		Args: []Arg{argPage, argPerPage, argCurr}},
+	{Name: "products.featured", Method: "GET", Interface: Commerce, Path: "/api/products/featured", Server: AtEdge,
+		Args: []Arg{{Name: "limit", Type: ArgInt, Default: strconv.Itoa(DefaultFeatured), HasMin: true, Min: 1, HasMax: true, Max: MaxFeatured}, argCurr}},
+	{Name: "products.item", Method: "GET", Interface: Commerce, Path: "/api/products/{slug}", Server: AtEdge,
+		Args: []Arg{argCurr}},
+	{Name: "products.variants", Method: "GET", Interface: Commerce, Path: "/api/products/{slug}/variants", Server: AtEdge,
+		Args: []Arg{argCurr}},
+	{Name: "categories.list", Method: "GET", Interface: Commerce, Path: "/api/categories", Server: AtEdge},
+	{Name: "currencies.list", Method: "GET", Interface: Commerce, Path: "/api/currencies", Server: AtEdge},
+
+	// Commerce: staff catalog administration, answered by the origin.
+	{Name: "admin.products.list", Method: "GET", Interface: Commerce, Path: "/api/admin/products", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog,
+		Args: []Arg{argPage, argPerPage, {Name: "status", Type: ArgString, Enum: []string{"active", "draft", "archived"}}}},
+	{Name: "admin.products.create", Method: "POST", Interface: Commerce, Path: "/api/admin/products", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog},
+	{Name: "admin.products.get", Method: "GET", Interface: Commerce, Path: "/api/admin/products/{id}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog},
+	{Name: "admin.products.update", Method: "PATCH", Interface: Commerce, Path: "/api/admin/products/{id}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog},
+	{Name: "admin.products.delete", Method: "DELETE", Interface: Commerce, Path: "/api/admin/products/{id}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog},
+	{Name: "admin.variants.list", Method: "GET", Interface: Commerce, Path: "/api/admin/products/{id}/variants", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog},
+	{Name: "admin.variants.create", Method: "POST", Interface: Commerce, Path: "/api/admin/products/{id}/variants", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog},
+	{Name: "admin.variants.get", Method: "GET", Interface: Commerce, Path: "/api/admin/variants/{id}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog},
+	{Name: "admin.variants.update", Method: "PATCH", Interface: Commerce, Path: "/api/admin/variants/{id}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog},
+	{Name: "admin.variants.delete", Method: "DELETE", Interface: Commerce, Path: "/api/admin/variants/{id}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog},
+	{Name: "admin.categories.create", Method: "POST", Interface: Commerce, Path: "/api/admin/categories", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog},
+	{Name: "admin.categories.update", Method: "PATCH", Interface: Commerce, Path: "/api/admin/categories/{id}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog},
+	{Name: "admin.categories.delete", Method: "DELETE", Interface: Commerce, Path: "/api/admin/categories/{id}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog},
+	{Name: "admin.currencies.create", Method: "POST", Interface: Commerce, Path: "/api/admin/currencies", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog},
+	{Name: "admin.currencies.update", Method: "PATCH", Interface: Commerce, Path: "/api/admin/currencies/{code}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog},
+	{Name: "admin.currencies.delete", Method: "DELETE", Interface: Commerce, Path: "/api/admin/currencies/{code}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog},
+
+	// CMS: posts. Anonymous reads of published posts are answered by edges; reads with
+	// credentials or a post password, and every write, by the origin.
+	{Name: "cms.posts.list", Method: "GET", Interface: CMS, Path: "/cms/v2/posts", Server: AtEdge, Args: []Arg{
+		argContext,
+		argPage,
+		{Name: "per_page", Type: ArgInt, Default: strconv.Itoa(CMSDefaultPerPage), HasMin: true, Min: 1, HasMax: true, Max: CMSMaxPerPage, Description: "Maximum number of items to be returned in result set."},
+		{Name: "order", Type: ArgString, Default: "desc", Enum: []string{"asc", "desc"}, Description: "Order sort attribute ascending or descending."},
+		{Name: "orderby", Type: ArgString, Default: "date", Enum: []string{"date", "id", "modified", "slug", "title"}, Description: "Sort collection by post attribute."},
+		{Name: "slug", Type: ArgStringList, Description: "Limit result set to posts with one or more specific slugs."},
+		{Name: "include", Type: ArgIntList, Description: "Limit result set to specific IDs."},
+		{Name: "exclude", Type: ArgIntList, Description: "Ensure result set excludes specific IDs."},
+		{Name: "status", Type: ArgStringList, Default: "publish", Enum: []string{"publish", "future", "draft", "pending", "private", "trash", "any"}, Description: "Limit result set to posts assigned one or more statuses."},
+	}, Batch: true},
+	{Name: "cms.posts.create", Method: "POST", Interface: CMS, Path: "/cms/v2/posts", Server: AtOrigin, Auth: AuthStaff, Cap: CapEditPosts, Batch: true},
+	{Name: "cms.posts.get", Method: "GET", Interface: CMS, Path: "/cms/v2/posts/{id}", Server: AtEdge, Args: []Arg{
+		argContext,
+		{Name: "password", Type: ArgString, Description: "The password for the post if it is password protected."},
+	}, Batch: true},
+	{Name: "cms.posts.update", Method: "POST", Interface: CMS, Path: "/cms/v2/posts/{id}", Server: AtOrigin, Auth: AuthStaff, Cap: CapEditPosts, Batch: true},
+	{Name: "cms.posts.update", Method: "PUT", Interface: CMS, Path: "/cms/v2/posts/{id}", Server: AtOrigin, Auth: AuthStaff, Cap: CapEditPosts, Batch: true},
+	{Name: "cms.posts.update", Method: "PATCH", Interface: CMS, Path: "/cms/v2/posts/{id}", Server: AtOrigin, Auth: AuthStaff, Cap: CapEditPosts, Batch: true},
+	{Name: "cms.posts.delete", Method: "DELETE", Interface: CMS, Path: "/cms/v2/posts/{id}", Server: AtOrigin, Auth: AuthStaff, Cap: CapDeletePosts, Batch: true,
+		Args: []Arg{{Name: "force", Type: ArgBool, Default: "false", Description: "Whether to bypass Trash and force deletion."}}},
+}
+
+// RouteByName returns the first route with the name, or nil.
+func RouteByName(name string) *Route {
+	for i := range Routes {
+		if Routes[i].Name == name {
+			return &Routes[i]
+		}
+	}
+	return nil
+}
+
+// ReservedProductSlugs are the static path segments that sit where a product slug would:
+// /api/products/featured shadows a product named "featured", so no product may take that slug.
+func ReservedProductSlugs() []string {
+	return reservedUnder("/api/products/", "{slug}")
+}
+
+func reservedUnder(prefix, capture string) []string {
+	seen := map[string]bool{}
+	hasCapture := false
+	for _, r := range Routes {
+		if !strings.HasPrefix(r.Path, prefix) {
+			continue
+		}
+		seg, _, _ := strings.Cut(r.Path[len(prefix):], "/")
+		if seg == capture {
+			hasCapture = true
+			continue
+		}
+		if !strings.HasPrefix(seg, "{") && seg != "" {
+			seen[seg] = true
+		}
+	}
+	if !hasCapture {
+		return nil
+	}
+	out := make([]string, 0, len(seen))
+	for s := range seen {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ArgValue is one parsed argument.
+type ArgValue struct {
+	Int  int64
+	Str  string
+	Bool bool
+	Ints []int64
+	Strs []string
+	// Given reports whether the caller sent the argument (as opposed to its default).
+	Given bool
+}
+
+// Args are a route's parsed and validated arguments, in declaration order.
+type Args struct {
+	route  *Route
+	values []ArgValue
+}
+
+// Get returns the value of a declared argument. It panics on an undeclared name: that is a bug
+// in the handler, not bad input.
+func (a *Args) Get(name string) ArgValue {
+	for i, d := range a.route.Args {
+		if d.Name == name {
+			return a.values[i]
+		}
+	}
+	panic("schema: route " + a.route.Name + " has no argument " + name)
+}
+
+// Int, Str and Bool are shorthands for Get(name).Int and so on.
+func (a *Args) Int(name string) int64  { return a.Get(name).Int }
+func (a *Args) Str(name string) string { return a.Get(name).Str }
+func (a *Args) Bool(name string) bool  { return a.Get(name).Bool }
+
+// AppendKey appends the normalised arguments to dst: every declared argument, in declaration
+// order, with its effective value. Two requests with the same AppendKey read the same thing, so
+// it is the argument part of a cache key; undeclared query parameters never reach it.
+func (a *Args) AppendKey(dst []byte) []byte {
+	for i, d := range a.route.Args {
+		v := a.values[i]
+		dst = append(dst, d.Name...)
+		dst = append(dst, '=')
+		switch d.Type {
+		case ArgInt:
+			dst = strconv.AppendInt(dst, v.Int, 10)
+		case ArgBool:
+			dst = strconv.AppendBool(dst, v.Bool)
+		case ArgString:
+			dst = append(dst, v.Str...)
+		case ArgIntList:
+			for j, n := range v.Ints {
+				if j > 0 {
+					dst = append(dst, ',')
+				}
+				dst = strconv.AppendInt(dst, n, 10)
+			}
+		case ArgStringList:
+			for j, s := range v.Strs {
+				if j > 0 {
+					dst = append(dst, ',')
+				}
+				dst = append(dst, s...)
+			}
+		}
+		dst = append(dst, '&')
+	}
+	return dst
+}
+
+// ParseArgs validates the declared arguments of r. get returns the raw value of a query
+// parameter and whether it was present. Undeclared parameters are ignored, as WordPress does.
+// Failures are one CodeInvalid *Error naming every bad argument in Params.
+func ParseArgs(r *Route, get func(name string) (string, bool)) (*Args, error) {
+	a := &Args{route: r, values: make([]ArgValue, len(r.Args))}
+	var bad map[string]string
+	var missing []string
+	for i, d := range r.Args {
+		raw, given := get(d.Name)
+		if !given {
+			if d.Required {
+				missing = append(missing, d.Name)
+				continue
+			}
+			raw = d.Default
+		}
+		v, msg := parseArg(&d, raw)
+		if msg != "" {
+			if bad == nil {
+				bad = map[string]string{}
+			}
+			bad[d.Name] = msg
+			continue
+		}
+		v.Given = given
+		a.values[i] = v
+	}
+	if len(missing) > 0 {
+		return nil, &Error{Code: CodeInvalid, CMSCode: "rest_missing_callback_param", Field: missing[0],
+			Message: "Missing parameter(s): " + strings.Join(missing, ", ")}
+	}
+	if len(bad) > 0 {
+		names := make([]string, 0, len(bad))
+		for n := range bad {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return nil, &Error{Code: CodeInvalid, CMSCode: "rest_invalid_param", Field: names[0], Params: bad,
+			Message: bad[names[0]]}
+	}
+	return a, nil
+}
+
+func parseArg(d *Arg, raw string) (ArgValue, string) {
+	var v ArgValue
+	switch d.Type {
+	case ArgInt:
+		if raw == "" && d.Default == "" {
+			return v, ""
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64)
+		if err != nil {
+			return v, d.Name + " is not of type integer."
+		}
+		if msg := checkBounds(d, n); msg != "" {
+			return v, msg
+		}
+		v.Int = n
+	case ArgBool:
+		switch strings.ToLower(strings.TrimSpace(raw)) {
+		case "true", "1":
+			v.Bool = true
+		case "false", "0", "":
+		default:
+			return v, d.Name + " is not of type boolean."
+		}
+	case ArgString:
+		if len(raw) > 1000 {
+			return v, d.Name + " must be at most 1000 characters long."
+		}
+		if len(d.Enum) > 0 && !(raw == "" && d.Default == "") && !contains(d.Enum, raw) {
+			return v, d.Name + " is not one of " + enumList(d.Enum) + "."
+		}
+		v.Str = raw
+	case ArgIntList:
+		for _, part := range splitList(raw) {
+			n, err := strconv.ParseInt(part, 10, 64)
+			if err != nil {
+				return v, d.Name + "[" + strconv.Itoa(len(v.Ints)) + "] is not of type integer."
+			}
+			v.Ints = append(v.Ints, n)
+		}
+		if msg := checkItems(d, len(v.Ints)); msg != "" {
+			return v, msg
+		}
+	case ArgStringList:
+		for _, part := range splitList(raw) {
+			if len(d.Enum) > 0 && !contains(d.Enum, part) {
+				return v, d.Name + "[" + strconv.Itoa(len(v.Strs)) + "] is not one of " + enumList(d.Enum) + "."
+			}
+			v.Strs = append(v.Strs, part)
+		}
+		if msg := checkItems(d, len(v.Strs)); msg != "" {
+			return v, msg
+		}
+	}
+	return v, ""
+}
+
+func checkBounds(d *Arg, n int64) string {
+	switch {
+	case d.HasMin && d.HasMax && (n < d.Min || n > d.Max):
+		return d.Name + " must be between " + strconv.FormatInt(d.Min, 10) + " (inclusive) and " + strconv.FormatInt(d.Max, 10) + " (inclusive)"
+	case d.HasMin && !d.HasMax && n < d.Min:
+		return d.Name + " must be greater than or equal to " + strconv.FormatInt(d.Min, 10)
+	case d.HasMax && !d.HasMin && n > d.Max:
+		return d.Name + " must be less than or equal to " + strconv.FormatInt(d.Max, 10)
+	}
+	return ""
+}
+
+func checkItems(d *Arg, n int) string {
+	max := d.MaxItems
+	if max == 0 {
+		max = 100
+	}
+	if n > max {
+		return d.Name + " must contain at most " + strconv.Itoa(max) + " items."
+	}
+	return ""
+}
+
+// splitList splits a WordPress list argument: comma or space separated, empty parts dropped.
+func splitList(raw string) []string {
+	return strings.FieldsFunc(raw, func(r rune) bool { return r == ',' || r == ' ' })
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// enumList formats an enum the way WordPress's messages do: "a, b, and c" / "a and b" / "a".
+func enumList(e []string) string {
+	switch len(e) {
+	case 1:
+		return e[0]
+	case 2:
+		return e[0] + " and " + e[1]
+	}
+	return strings.Join(e[:len(e)-1], ", ") + ", and " + e[len(e)-1]
+}
