@@ -29,7 +29,7 @@ const (
 	KindTenant Kind = "tenant"
 	// KindHead is a log's head marker: the relay publishes it last in every batch of a log, with
 	// the log's version. Receiving it is a per-log checkpoint.
-	KindHead Kind = "head"
+	KindHead Kind = "log"
 )
 
 // Visibility says who may read a change: pub is the public read model that edges hold; priv

@@ -12,26 +12,12 @@ import (
 // This file is the relay's view of the database: the outboxes, the logs and the leases. The relay
 // package declares the interface it needs; *DB satisfies it.
 
-// LogRef names a log and where its subjects live.
-type LogRef struct {
-	// ID is the log_versions key (a tenant id, or PlatformLogID).
-	ID string
-	// Name is the tenant slug, or schema.PlatformLog.
-	Name  string
-	Shard int
-	// Version is the log's current version (filled by Logs only).
-	Version int64
-}
-
-// OutboxRow is one row of the replication outbox.
-type OutboxRow struct {
-	Version  int64
-	TxnFirst int64
-	TxnLast  int64
-	Key      string
-	Body     []byte
-	Deleted  bool
-}
+// LogRef, OutboxRow and EventRow are the schema types the relay reads.
+type (
+	LogRef    = schema.LogRef
+	OutboxRow = schema.OutboxRow
+	EventRow  = schema.EventRow
+)
 
 const logRefSelect = `SELECT lv.log_id::TEXT, COALESCE(t.slug, '` + schema.PlatformLog + `'), COALESCE(t.shard, 0), lv.version
 	FROM log_versions lv LEFT JOIN tenants t ON t.id = lv.log_id`
@@ -72,7 +58,7 @@ func (db *DB) PendingLogs(ctx context.Context) ([]LogRef, error) {
 // OutboxRows returns up to limit outbox rows of a log with versions above after, in version
 // order.
 func (db *DB) OutboxRows(ctx context.Context, logID string, after int64, limit int) ([]OutboxRow, error) {
-	rows, err := db.pool.Query(ctx, `SELECT version, txn_first, txn_last, key, body, deleted FROM repl_outbox
+	rows, err := db.pool.Query(ctx, `SELECT version, txn_first, txn_last, key, body, deleted, created_at FROM repl_outbox
 		WHERE log_id = $1 AND version > $2 ORDER BY version LIMIT $3`, logID, after, limit)
 	if err != nil {
 		return nil, mapError(err)
@@ -81,7 +67,7 @@ func (db *DB) OutboxRows(ctx context.Context, logID string, after int64, limit i
 	var out []OutboxRow
 	for rows.Next() {
 		var r OutboxRow
-		if err := rows.Scan(&r.Version, &r.TxnFirst, &r.TxnLast, &r.Key, &r.Body, &r.Deleted); err != nil {
+		if err := rows.Scan(&r.Version, &r.TxnFirst, &r.TxnLast, &r.Key, &r.Body, &r.Deleted, &r.CreatedAt); err != nil {
 			return nil, mapError(err)
 		}
 		out = append(out, r)
@@ -132,14 +118,6 @@ func (db *DB) ReleaseLease(ctx context.Context, name, holder string, token int64
 	_, err := db.pool.Exec(ctx, `UPDATE relay_leases SET expires_at = now() - INTERVAL '1 second'
 		WHERE name = $1 AND holder = $2 AND token = $3`, name, holder, token)
 	return mapError(err)
-}
-
-// EventRow is one row of the event outbox.
-type EventRow struct {
-	ID      string
-	Tenant  string
-	Kind    string
-	Payload []byte
 }
 
 // PendingEvents returns up to limit events in creation order.

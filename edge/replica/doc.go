@@ -1,0 +1,33 @@
+// Package replica is Vitrine's read engine: an in-memory replica of the replicated state, fed by
+// the state stream (it implements feed.Sink), and the queries every read route answers from.
+// Edges run it over the public subjects; the origin runs the same code over all subjects, so both
+// give the same answer for the same entity.
+//
+// # Overview
+//
+// A Replica holds a generation: the tenant registry and one Tenant per log. A Tenant's state is
+// an immutable Snapshot (persistent maps, so that a transaction changes a few paths instead of
+// copying the catalog) swapped atomically when a batch of changes is applied. Readers load the
+// current Snapshot and never lock.
+//
+// Changes are buffered per log and applied at checkpoints: the log's head marker, and the
+// follower's "nothing pending" checkpoint. The relay ends every atomic batch of whole
+// transactions with the head, so a Snapshot never shows part of a transaction. A tenant is
+// served only once its log has had a head (its first checkpoint); until then it answers
+// not-ready.
+//
+// Every entity has two slots, one per visibility. A tombstone empties one slot; an edge only ever
+// fills the public one. Public queries read public slots; the origin's authenticated reads prefer
+// the private slot (drafts, protected content).
+//
+// # Invariants
+//
+//   - A Tenant's version only grows, and a Snapshot of version N contains every change of its log
+//     up to N that the stream still holds.
+//   - Within a slot, a change is applied only if its version is above the slot's version.
+//   - Apply and the Sink methods run on the follower's goroutine only. Everything readers touch
+//     (Snapshot pointers, versions, counters, the registry) is read atomically.
+//   - Counters used as cache dependencies are bumped after the Snapshot they describe is
+//     published, so a cache filler that read the counter before the Snapshot never stores a body
+//     newer counters would vouch for.
+package replica

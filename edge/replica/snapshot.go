@@ -1,0 +1,449 @@
+package replica
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/benbjohnson/immutable"
+
+	"vitrine/schema"
+)
+
+// slot holds an entity's state at each visibility, with the version of the change that last
+// wrote (or emptied) each.
+type slot[T any] struct {
+	pub, priv       *T
+	pubVer, privVer int64
+	pubSize         int32
+	privSize        int32
+}
+
+func (s slot[T]) version(vis schema.Visibility) int64 {
+	if vis == schema.Pub {
+		return s.pubVer
+	}
+	return s.privVer
+}
+
+func (s slot[T]) empty() bool { return s.pub == nil && s.priv == nil }
+
+// effective returns the private state when there is one, else the public one: what the origin
+// shows to a caller allowed to see everything.
+func (s slot[T]) effective() *T {
+	if s.priv != nil {
+		return s.priv
+	}
+	return s.pub
+}
+
+// Hashers and comparers for the persistent maps. The library's defaults fall back to reflection
+// for named types such as schema.ProductID; these do not.
+type intHasher[K ~int64] struct{}
+
+func (intHasher[K]) Hash(k K) uint32 {
+	x := uint64(k)
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	return uint32(x)
+}
+func (intHasher[K]) Equal(a, b K) bool { return a == b }
+
+type stringHasher struct{}
+
+func (stringHasher) Hash(s string) uint32 {
+	h := uint32(2166136261) // FNV-1a
+	for i := 0; i < len(s); i++ {
+		h ^= uint32(s[i])
+		h *= 16777619
+	}
+	return h
+}
+func (stringHasher) Equal(a, b string) bool { return a == b }
+
+// orderKey sorts newest first, then by id descending.
+type orderKey struct {
+	at int64 // unix nanoseconds
+	id int64
+}
+
+type newestFirst struct{}
+
+func (newestFirst) Compare(a, b orderKey) int {
+	return cmp.Or(cmp.Compare(b.at, a.at), cmp.Compare(b.id, a.id))
+}
+
+func productKey(p *schema.Product) orderKey { return orderKey{p.CreatedAt.UnixNano(), int64(p.ID)} }
+func postKey(p *schema.Post) orderKey       { return orderKey{p.DateGMT.UnixNano(), int64(p.ID)} }
+
+// Snapshot is one immutable state of a tenant's log. All methods are safe for concurrent use.
+type Snapshot struct {
+	// Version is the log version the snapshot is at.
+	Version int64
+	// Bytes approximates the memory of the entities (their encoded size).
+	Bytes int64
+
+	products   *immutable.Map[schema.ProductID, slot[schema.Product]]
+	slugs      *immutable.Map[string, schema.ProductID]         // public products by slug
+	order      *immutable.SortedMap[orderKey, schema.ProductID] // public products, newest first
+	featured   *immutable.SortedMap[orderKey, schema.ProductID] // public featured products
+	variants   *immutable.Map[schema.VariantID, slot[schema.Variant]]
+	byProduct  *immutable.Map[schema.ProductID, []schema.VariantID] // public variants by position
+	categories *immutable.Map[schema.CategoryID, slot[schema.Category]]
+	currencies *immutable.Map[string, slot[schema.Currency]]
+	posts      *immutable.Map[schema.PostID, slot[schema.Post]]
+	postOrder  *immutable.SortedMap[orderKey, schema.PostID] // public posts, newest first
+}
+
+func emptySnapshot() *Snapshot {
+	return &Snapshot{
+		products:   immutable.NewMap[schema.ProductID, slot[schema.Product]](intHasher[schema.ProductID]{}),
+		slugs:      immutable.NewMap[string, schema.ProductID](stringHasher{}),
+		order:      immutable.NewSortedMap[orderKey, schema.ProductID](newestFirst{}),
+		featured:   immutable.NewSortedMap[orderKey, schema.ProductID](newestFirst{}),
+		variants:   immutable.NewMap[schema.VariantID, slot[schema.Variant]](intHasher[schema.VariantID]{}),
+		byProduct:  immutable.NewMap[schema.ProductID, []schema.VariantID](intHasher[schema.ProductID]{}),
+		categories: immutable.NewMap[schema.CategoryID, slot[schema.Category]](intHasher[schema.CategoryID]{}),
+		currencies: immutable.NewMap[string, slot[schema.Currency]](stringHasher{}),
+		posts:      immutable.NewMap[schema.PostID, slot[schema.Post]](intHasher[schema.PostID]{}),
+		postOrder:  immutable.NewSortedMap[orderKey, schema.PostID](newestFirst{}),
+	}
+}
+
+// pmap mutates a persistent map either by path copying (a snapshot others may be reading) or in
+// place through a builder (a fresh snapshot nobody reads yet: the bootstrap of a log).
+type pmap[K, V any] struct {
+	m *immutable.Map[K, V]
+	b *immutable.MapBuilder[K, V]
+}
+
+func (p *pmap[K, V]) Get(k K) (V, bool) {
+	if p.b != nil {
+		return p.b.Get(k)
+	}
+	return p.m.Get(k)
+}
+
+func (p *pmap[K, V]) Set(k K, v V) {
+	if p.b != nil {
+		p.b.Set(k, v)
+		return
+	}
+	p.m = p.m.Set(k, v)
+}
+
+func (p *pmap[K, V]) Delete(k K) {
+	if p.b != nil {
+		p.b.Delete(k)
+		return
+	}
+	p.m = p.m.Delete(k)
+}
+
+func (p *pmap[K, V]) done() *immutable.Map[K, V] {
+	if p.b != nil {
+		return p.b.Map()
+	}
+	return p.m
+}
+
+type psorted[K, V any] struct {
+	m *immutable.SortedMap[K, V]
+	b *immutable.SortedMapBuilder[K, V]
+}
+
+func (p *psorted[K, V]) Set(k K, v V) {
+	if p.b != nil {
+		p.b.Set(k, v)
+		return
+	}
+	p.m = p.m.Set(k, v)
+}
+
+func (p *psorted[K, V]) Delete(k K) {
+	if p.b != nil {
+		p.b.Delete(k)
+		return
+	}
+	p.m = p.m.Delete(k)
+}
+
+func (p *psorted[K, V]) done() *immutable.SortedMap[K, V] {
+	if p.b != nil {
+		return p.b.Map()
+	}
+	return p.m
+}
+
+// dirty records what an applied batch changed, for cache invalidation.
+type dirty struct {
+	catalog, taxonomy, currencies, posts bool
+	products                             map[schema.ProductID]bool
+	postItems                            map[schema.PostID]bool
+}
+
+func (d *dirty) product(id schema.ProductID) {
+	d.catalog = true
+	if d.products == nil {
+		d.products = map[schema.ProductID]bool{}
+	}
+	d.products[id] = true
+}
+
+func (d *dirty) post(id schema.PostID) {
+	d.posts = true
+	if d.postItems == nil {
+		d.postItems = map[schema.PostID]bool{}
+	}
+	d.postItems[id] = true
+}
+
+// builder applies changes to a copy of a snapshot.
+type builder struct {
+	version    int64
+	bytes      int64
+	products   pmap[schema.ProductID, slot[schema.Product]]
+	slugs      pmap[string, schema.ProductID]
+	order      psorted[orderKey, schema.ProductID]
+	featured   psorted[orderKey, schema.ProductID]
+	variants   pmap[schema.VariantID, slot[schema.Variant]]
+	byProduct  pmap[schema.ProductID, []schema.VariantID]
+	categories pmap[schema.CategoryID, slot[schema.Category]]
+	currencies pmap[string, slot[schema.Currency]]
+	posts      pmap[schema.PostID, slot[schema.Post]]
+	postOrder  psorted[orderKey, schema.PostID]
+	dirty      dirty
+}
+
+func newBuilder(s *Snapshot) *builder {
+	b := &builder{version: s.Version, bytes: s.Bytes}
+	if s.products.Len() == 0 && s.variants.Len() == 0 && s.posts.Len() == 0 && s.categories.Len() == 0 && s.currencies.Len() == 0 {
+		// A fresh log: fill in place, much cheaper than path copying each insert.
+		b.products.b = immutable.NewMapBuilder[schema.ProductID, slot[schema.Product]](intHasher[schema.ProductID]{})
+		b.slugs.b = immutable.NewMapBuilder[string, schema.ProductID](stringHasher{})
+		b.order.b = immutable.NewSortedMapBuilder[orderKey, schema.ProductID](newestFirst{})
+		b.featured.b = immutable.NewSortedMapBuilder[orderKey, schema.ProductID](newestFirst{})
+		b.variants.b = immutable.NewMapBuilder[schema.VariantID, slot[schema.Variant]](intHasher[schema.VariantID]{})
+		b.byProduct.b = immutable.NewMapBuilder[schema.ProductID, []schema.VariantID](intHasher[schema.ProductID]{})
+		b.categories.b = immutable.NewMapBuilder[schema.CategoryID, slot[schema.Category]](intHasher[schema.CategoryID]{})
+		b.currencies.b = immutable.NewMapBuilder[string, slot[schema.Currency]](stringHasher{})
+		b.posts.b = immutable.NewMapBuilder[schema.PostID, slot[schema.Post]](intHasher[schema.PostID]{})
+		b.postOrder.b = immutable.NewSortedMapBuilder[orderKey, schema.PostID](newestFirst{})
+		return b
+	}
+	b.products.m, b.slugs.m, b.order.m, b.featured.m = s.products, s.slugs, s.order, s.featured
+	b.variants.m, b.byProduct.m = s.variants, s.byProduct
+	b.categories.m, b.currencies.m = s.categories, s.currencies
+	b.posts.m, b.postOrder.m = s.posts, s.postOrder
+	return b
+}
+
+func (b *builder) snapshot() *Snapshot {
+	return &Snapshot{
+		Version: b.version, Bytes: b.bytes,
+		products: b.products.done(), slugs: b.slugs.done(), order: b.order.done(), featured: b.featured.done(),
+		variants: b.variants.done(), byProduct: b.byProduct.done(),
+		categories: b.categories.done(), currencies: b.currencies.done(),
+		posts: b.posts.done(), postOrder: b.postOrder.done(),
+	}
+}
+
+// put writes one slot of an entity if the change is newer than what the slot holds. It returns
+// the previous value of the slot and whether the change was applied.
+func put[T any](s *slot[T], c *schema.Change, v *T, bytes *int64) (old *T, applied bool) {
+	size := int32(len(c.Data))
+	if c.Vis == schema.Pub {
+		if c.Version <= s.pubVer {
+			return nil, false
+		}
+		old = s.pub
+		*bytes += int64(size - s.pubSize)
+		s.pub, s.pubVer, s.pubSize = v, c.Version, size
+		return old, true
+	}
+	if c.Version <= s.privVer {
+		return nil, false
+	}
+	old = s.priv
+	*bytes += int64(size - s.privSize)
+	s.priv, s.privVer, s.privSize = v, c.Version, size
+	return old, true
+}
+
+func decode[T any](c *schema.Change) (*T, error) {
+	if c.Deleted {
+		return nil, nil
+	}
+	v := new(T)
+	if err := json.Unmarshal(c.Data, v); err != nil {
+		return nil, fmt.Errorf("replica: decode %s %s: %w", c.Kind, c.ID, err)
+	}
+	return v, nil
+}
+
+func parseID[T ~int64](c *schema.Change) (T, error) {
+	n, err := strconv.ParseInt(c.ID, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("replica: %s id %q is not a positive integer", c.Kind, c.ID)
+	}
+	return T(n), nil
+}
+
+// apply applies one change. Changes of unknown kinds are ignored (a newer writer); malformed ones
+// return an error and change nothing.
+func (b *builder) apply(c *schema.Change) error {
+	switch c.Kind {
+	case schema.KindProduct:
+		id, err := parseID[schema.ProductID](c)
+		if err != nil {
+			return err
+		}
+		v, err := decode[schema.Product](c)
+		if err != nil {
+			return err
+		}
+		if v != nil && v.ID != id {
+			return fmt.Errorf("replica: product %s carries id %d", c.ID, v.ID)
+		}
+		s, _ := b.products.Get(id)
+		old, ok := put(&s, c, v, &b.bytes)
+		if !ok {
+			return nil
+		}
+		keep(&b.products, id, s)
+		if c.Vis == schema.Pub {
+			if old != nil {
+				if cur, ok := b.slugs.Get(old.Slug); ok && cur == id {
+					b.slugs.Delete(old.Slug)
+				}
+				b.order.Delete(productKey(old))
+				b.featured.Delete(productKey(old))
+			}
+			if v != nil {
+				b.slugs.Set(v.Slug, id)
+				b.order.Set(productKey(v), id)
+				if v.Featured {
+					b.featured.Set(productKey(v), id)
+				}
+			}
+			b.dirty.product(id)
+		}
+	case schema.KindVariant:
+		id, err := parseID[schema.VariantID](c)
+		if err != nil {
+			return err
+		}
+		v, err := decode[schema.Variant](c)
+		if err != nil {
+			return err
+		}
+		s, _ := b.variants.Get(id)
+		old, ok := put(&s, c, v, &b.bytes)
+		if !ok {
+			return nil
+		}
+		keep(&b.variants, id, s)
+		if c.Vis == schema.Pub {
+			if old != nil {
+				b.indexVariant(old.ProductID, id)
+			}
+			if v != nil && (old == nil || old.ProductID != v.ProductID) {
+				b.indexVariant(v.ProductID, id)
+			}
+		}
+	case schema.KindCategory:
+		id, err := parseID[schema.CategoryID](c)
+		if err != nil {
+			return err
+		}
+		v, err := decode[schema.Category](c)
+		if err != nil {
+			return err
+		}
+		s, _ := b.categories.Get(id)
+		if _, ok := put(&s, c, v, &b.bytes); ok {
+			keep(&b.categories, id, s)
+			b.dirty.taxonomy = true
+		}
+	case schema.KindCurrency:
+		v, err := decode[schema.Currency](c)
+		if err != nil {
+			return err
+		}
+		s, _ := b.currencies.Get(c.ID)
+		if _, ok := put(&s, c, v, &b.bytes); ok {
+			keep(&b.currencies, c.ID, s)
+			b.dirty.currencies = true
+		}
+	case schema.KindPost:
+		id, err := parseID[schema.PostID](c)
+		if err != nil {
+			return err
+		}
+		v, err := decode[schema.Post](c)
+		if err != nil {
+			return err
+		}
+		s, _ := b.posts.Get(id)
+		old, ok := put(&s, c, v, &b.bytes)
+		if !ok {
+			return nil
+		}
+		keep(&b.posts, id, s)
+		if c.Vis == schema.Pub {
+			if old != nil {
+				b.postOrder.Delete(postKey(old))
+			}
+			if v != nil {
+				b.postOrder.Set(postKey(v), id)
+			}
+		}
+		b.dirty.post(id)
+	}
+	if c.Version > b.version {
+		b.version = c.Version
+	}
+	return nil
+}
+
+// keep stores a slot, or deletes the key when both visibilities are empty.
+func keep[K, T any](m *pmap[K, slot[T]], k K, s slot[T]) {
+	if s.empty() {
+		m.Delete(k)
+	} else {
+		m.Set(k, s)
+	}
+}
+
+// indexVariant rebuilds the ordered list of a product's public variants after variant changed.
+// Lists are short (a product has at most 100 variants), so a rebuild per change is cheap.
+func (b *builder) indexVariant(pid schema.ProductID, changed schema.VariantID) {
+	belongs := func(id schema.VariantID) bool {
+		s, ok := b.variants.Get(id)
+		return ok && s.pub != nil && s.pub.ProductID == pid
+	}
+	cur, _ := b.byProduct.Get(pid)
+	ids := make([]schema.VariantID, 0, len(cur)+1)
+	for _, id := range cur {
+		if id != changed && belongs(id) {
+			ids = append(ids, id)
+		}
+	}
+	if belongs(changed) {
+		ids = append(ids, changed)
+	}
+	slices.SortFunc(ids, func(x, y schema.VariantID) int {
+		vx, _ := b.variants.Get(x)
+		vy, _ := b.variants.Get(y)
+		return cmp.Or(cmp.Compare(vx.pub.Position, vy.pub.Position), cmp.Compare(x, y))
+	})
+	if len(ids) == 0 {
+		b.byProduct.Delete(pid)
+	} else {
+		b.byProduct.Set(pid, ids)
+	}
+	b.dirty.product(pid)
+}

@@ -1,0 +1,184 @@
+package replica
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"vitrine/schema"
+)
+
+// Class names a group of rendered responses that a change invalidates together.
+type Class int
+
+// Classes of cached responses. Every cached body depends on Site (the tenant's registry entry:
+// name, canonical base URL) and on the Tenant object itself (see Retired).
+const (
+	Site       Class = iota // the registry entry
+	Catalog                 // product lists and featured products
+	Taxonomy                // categories (lists, and names embedded in products)
+	Currencies              // currencies (lists, and every rendered price)
+	Posts                   // post lists
+	numClasses
+)
+
+// Tenant is one log's replicated state and the machinery around it: readiness, waiters for a
+// version, and the counters that validate cached bodies. A Tenant object belongs to one
+// generation of the replica; when a re-bootstrap replaces it, it is retired.
+type Tenant struct {
+	// Slug is the log name (the tenant slug, or schema.PlatformLog).
+	Slug string
+
+	snap    atomic.Pointer[Snapshot]
+	info    atomic.Pointer[schema.Tenant] // registry entry; nil until the registry names it
+	version atomic.Int64                  // the version the tenant is at (== snap.Version)
+	seen    atomic.Int64                  // the highest version delivered (applied or buffered)
+	ready   atomic.Bool                   // the log has had its first checkpoint
+	// Retired is 0 while this object serves and 1 once a re-bootstrap replaced it. Every cached
+	// body depends on it.
+	Retired atomic.Uint64
+
+	gens  [numClasses]atomic.Uint64
+	items sync.Map // itemKey -> *atomic.Uint64: per-entity counters (product and post pages)
+
+	mu       sync.Mutex
+	advanced chan struct{} // closed and replaced whenever version grows
+
+	// pending holds delivered changes waiting for a checkpoint. Follower goroutine only.
+	pending []*schema.Change
+	lastApp time.Time
+}
+
+type itemKey struct {
+	kind schema.Kind
+	id   int64
+}
+
+func newTenant(slug string) *Tenant {
+	t := &Tenant{Slug: slug, advanced: make(chan struct{})}
+	t.snap.Store(emptySnapshot())
+	return t
+}
+
+// Snapshot returns the tenant's current state.
+func (t *Tenant) Snapshot() *Snapshot { return t.snap.Load() }
+
+// Info returns the tenant's registry entry (nil for a log the registry does not name yet).
+func (t *Tenant) Info() *schema.Tenant { return t.info.Load() }
+
+// Version returns the version the tenant is at.
+func (t *Tenant) Version() int64 { return t.version.Load() }
+
+// Seen returns the highest version delivered for the tenant, applied or not.
+func (t *Tenant) Seen() int64 { return t.seen.Load() }
+
+// Ready reports whether the tenant has had its first checkpoint and may be served.
+func (t *Tenant) Ready() bool { return t.ready.Load() }
+
+// Counter returns the generation counter of a class of cached responses.
+func (t *Tenant) Counter(c Class) *atomic.Uint64 { return &t.gens[c] }
+
+// ItemCounter returns the counter of one entity's own pages (a product page, a post). It is
+// created on first use; both the renderer and the applier call this, so they share it.
+func (t *Tenant) ItemCounter(kind schema.Kind, id int64) *atomic.Uint64 {
+	k := itemKey{kind, id}
+	if c, ok := t.items.Load(k); ok {
+		return c.(*atomic.Uint64)
+	}
+	c, _ := t.items.LoadOrStore(k, new(atomic.Uint64))
+	return c.(*atomic.Uint64)
+}
+
+func (t *Tenant) bumpItem(kind schema.Kind, id int64) {
+	if c, ok := t.items.Load(itemKey{kind, id}); ok {
+		c.(*atomic.Uint64).Add(1)
+	}
+}
+
+// WaitFor blocks until the tenant is at version v or later, or until timeout. It reports whether
+// the version was reached.
+func (t *Tenant) WaitFor(v int64, timeout time.Duration) bool {
+	if t.version.Load() >= v {
+		return true
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		t.mu.Lock()
+		ch := t.advanced
+		t.mu.Unlock()
+		if t.version.Load() >= v {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-timer.C:
+			return t.version.Load() >= v
+		}
+	}
+}
+
+// applyPending applies every buffered change as one new snapshot at version at least top, then
+// bumps the counters of what changed and wakes waiters. errs receives changes that could not be
+// applied (malformed data); they are skipped.
+func (t *Tenant) applyPending(top int64, errs func(c *schema.Change, err error)) {
+	old := t.snap.Load()
+	b := newBuilder(old)
+	for _, c := range t.pending {
+		if err := b.apply(c); err != nil && errs != nil {
+			errs(c, err)
+		}
+	}
+	if top > b.version {
+		b.version = top
+	}
+	clear(t.pending)
+	t.pending = t.pending[:0]
+	if b.version <= old.Version && len(b.dirty.products) == 0 && !b.dirty.taxonomy && !b.dirty.currencies && !b.dirty.posts && !b.dirty.catalog {
+		return
+	}
+	s := b.snapshot()
+	t.snap.Store(s)
+	t.lastApp = time.Now()
+	// Publish the snapshot first, then bump counters (see the package invariants).
+	d := &b.dirty
+	if d.catalog {
+		t.gens[Catalog].Add(1)
+	}
+	if d.taxonomy {
+		t.gens[Taxonomy].Add(1)
+	}
+	if d.currencies {
+		t.gens[Currencies].Add(1)
+	}
+	if d.posts {
+		t.gens[Posts].Add(1)
+	}
+	for id := range d.products {
+		t.bumpItem(schema.KindProduct, int64(id))
+	}
+	for id := range d.postItems {
+		t.bumpItem(schema.KindPost, int64(id))
+	}
+	t.advance(s.Version)
+}
+
+func (t *Tenant) advance(v int64) {
+	if v <= t.version.Load() {
+		return
+	}
+	t.version.Store(v)
+	t.mu.Lock()
+	close(t.advanced)
+	t.advanced = make(chan struct{})
+	t.mu.Unlock()
+}
+
+// retire marks the tenant replaced: every cached body of it becomes invalid, and waiters wake.
+func (t *Tenant) retire() {
+	t.Retired.Store(1)
+	t.mu.Lock()
+	close(t.advanced)
+	t.advanced = make(chan struct{})
+	t.mu.Unlock()
+}

@@ -1,0 +1,30 @@
+// Package feed is the replication stream as both of its ends see it: the JetStream stream
+// configuration, the subject layout, the atomic batch publish the relay uses, and the Follower
+// that bootstraps a replica from the stream and keeps it current.
+//
+// # Subjects
+//
+// Tenant logs: <prefix>.<shard>.<tenant>.<pub|priv>.<kind>.<id>, and each log's head marker at
+// <prefix>.<shard>.<tenant>.pub.log.head. The tenant registry: <prefix>._platform.tenant.<slug>,
+// head <prefix>._platform.log.head. The stream keeps one message per subject (the latest state
+// or a tombstone); tombstones carry a per-message TTL, the tombstone horizon. Domain events go
+// to a separate stream on <prefix>_events.<tenant>.<kind>, and origins hint relays on the core
+// subject <prefix>_wake; neither overlaps the state stream's <prefix>.>.
+//
+// # Publishing
+//
+// The relay publishes a log's changes in version order as JetStream atomic batches of whole
+// transactions, each ending with the log's head marker. The first message of a batch carries
+// Nats-Expected-Last-Subject-Sequence for the head subject: a publisher that does not know the
+// current head (a zombie that lost its lease) has its whole batch refused, so the stream never
+// holds a duplicate, a rolled-back subject or an out-of-order log.
+//
+// # Following
+//
+// A Follower creates an ordered consumer with DeliverLastPerSubject on its subject filter and
+// hands every change to a Sink. Two kinds of checkpoint tell the Sink when buffered changes may
+// be applied: a log's head marker (everything of that log up to the head's version is in), and a
+// message delivered with nothing pending (everything published so far is in). A change of the
+// stream's epoch, the stream's disappearance, or an absence longer than the tombstone horizon
+// makes the Follower start over with Sink.Reset.
+package feed

@@ -1,0 +1,237 @@
+package feed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"vitrine/schema"
+)
+
+// Sink receives the stream's changes. Its methods are called from the Follower's goroutine only,
+// never concurrently.
+type Sink interface {
+	// Reset starts a new bootstrap from a stream of the given epoch: what was delivered before
+	// belongs to another bootstrap. The Sink decides whether it may keep serving old state while
+	// the new bootstrap fills (same epoch) or must drop it at once (another epoch).
+	Reset(epoch string)
+	// Change delivers one change. A log's changes arrive in its version order; a head change
+	// (Kind == schema.KindHead) is a checkpoint of its log at its Version.
+	Change(c *schema.Change)
+	// Checkpoint says that every change published so far has been delivered.
+	Checkpoint()
+}
+
+// Follower keeps a Sink current with the state stream: it bootstraps with the last message of
+// every subject of its filter, then follows new messages. It starts over (Sink.Reset) when the
+// stream's epoch changes, when the stream is deleted or recreated, or when the connection was
+// down for longer than half the tombstone horizon.
+type Follower struct {
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	cfg     Config
+	filters []string
+	sink    Sink
+	log     *slog.Logger
+
+	// Watch is how often the Follower checks the stream's identity and the connection (default
+	// 1s).
+	Watch time.Duration
+
+	delivered atomic.Uint64 // messages handed to the sink
+	pending   atomic.Uint64 // messages the server still had for us at the last delivery
+	resets    atomic.Uint64 // bootstraps started
+	malformed atomic.Uint64 // messages skipped because they did not decode
+}
+
+// NewFollower returns a Follower of the state stream for the subject filters.
+func NewFollower(nc *nats.Conn, cfg Config, filters []string, sink Sink, log *slog.Logger) (*Follower, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Follower{nc: nc, js: js, cfg: cfg.WithDefaults(), filters: filters, sink: sink, log: log, Watch: time.Second}, nil
+}
+
+// Stats are the Follower's counters.
+type Stats struct {
+	Delivered, Pending, Resets, Malformed uint64
+}
+
+// Stats returns the Follower's counters. Safe for concurrent use.
+func (f *Follower) Stats() Stats {
+	return Stats{Delivered: f.delivered.Load(), Pending: f.pending.Load(), Resets: f.resets.Load(), Malformed: f.malformed.Load()}
+}
+
+var errRestart = errors.New("feed: restart the bootstrap")
+
+// Run follows the stream until ctx is done. It never returns another error: a missing stream or a
+// broken connection is waited out, logged, and retried.
+func (f *Follower) Run(ctx context.Context) error {
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		s, err := f.js.Stream(ctx, f.cfg.Stream)
+		if err != nil {
+			if ctx.Err() == nil {
+				f.log.Warn("state stream unavailable; retrying", "stream", f.cfg.Stream, "err", err)
+			}
+			sleep(ctx, backoff)
+			backoff = min(backoff*2, 5*time.Second)
+			continue
+		}
+		backoff = 100 * time.Millisecond
+		info := s.CachedInfo()
+		epoch := info.Config.Metadata[epochKey]
+		f.resets.Add(1)
+		f.sink.Reset(epoch)
+		err = f.follow(ctx, s, epoch, info.Created)
+		if ctx.Err() != nil {
+			return nil
+		}
+		f.log.Info("state stream bootstrap restarts", "reason", err)
+	}
+	return nil
+}
+
+func (f *Follower) follow(ctx context.Context, s jetstream.Stream, epoch string, created time.Time) error {
+	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+		FilterSubjects: f.filters,
+		DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
+	})
+	if err != nil {
+		return fmt.Errorf("create consumer: %w", err)
+	}
+	ci, err := cons.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("consumer info: %w", err)
+	}
+	if ci.NumPending == 0 {
+		// Nothing matches the filter: the empty stream is a checkpoint already.
+		f.sink.Checkpoint()
+	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(4096))
+	if err != nil {
+		return fmt.Errorf("consume: %w", err)
+	}
+	defer it.Stop()
+
+	// The watchdog stops the iterator when the bootstrap must restart.
+	why := make(chan error, 1)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		err := f.watch(wctx, epoch, created)
+		why <- err
+		it.Stop()
+	}()
+
+	for {
+		msg, err := it.Next()
+		if err != nil {
+			select {
+			case w := <-why:
+				if w != nil {
+					return w
+				}
+			default:
+			}
+			return err
+		}
+		if e := msg.Headers().Get(HeaderEpoch); e != epoch {
+			return fmt.Errorf("%w: message of epoch %q in a stream of epoch %q", errRestart, e, epoch)
+		}
+		c, err := schema.DecodeChange(msg.Data())
+		if err == nil && !subjectCarries(msg.Subject(), c) {
+			err = fmt.Errorf("subject %s does not carry %s of %s", msg.Subject(), c.Key(), c.Log)
+		}
+		md, merr := msg.Metadata()
+		if err != nil {
+			// A message this build cannot read is skipped, not fatal: it is logged and counted,
+			// and the log's next head still brings its readers forward.
+			f.malformed.Add(1)
+			f.log.Error("skipping malformed stream message", "subject", msg.Subject(), "err", err)
+		} else {
+			f.delivered.Add(1)
+			f.sink.Change(c)
+		}
+		if merr == nil {
+			f.pending.Store(md.NumPending)
+			if md.NumPending == 0 {
+				f.sink.Checkpoint()
+			}
+		}
+	}
+}
+
+// watch returns when the bootstrap must restart: the stream was deleted or recreated, its epoch
+// changed, or the connection was down for longer than half the tombstone horizon (deletions may
+// have expired unseen). It returns nil when ctx ends.
+func (f *Follower) watch(ctx context.Context, epoch string, created time.Time) error {
+	t := time.NewTicker(f.Watch)
+	defer t.Stop()
+	var downSince time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		if f.nc.Status() != nats.CONNECTED {
+			if downSince.IsZero() {
+				downSince = time.Now()
+			}
+			continue
+		}
+		if !downSince.IsZero() {
+			down := time.Since(downSince)
+			downSince = time.Time{}
+			if down > f.cfg.TombstoneTTL/2 {
+				return fmt.Errorf("%w: disconnected for %s, longer than half the tombstone horizon", errRestart, down.Round(time.Second))
+			}
+		}
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		s, err := f.js.Stream(cctx, f.cfg.Stream)
+		cancel()
+		switch {
+		case errors.Is(err, jetstream.ErrStreamNotFound):
+			return fmt.Errorf("%w: stream %s deleted", errRestart, f.cfg.Stream)
+		case err != nil:
+			continue // transient: try again at the next tick
+		}
+		info := s.CachedInfo()
+		if e := info.Config.Metadata[epochKey]; e != epoch {
+			return fmt.Errorf("%w: stream epoch changed from %q to %q", errRestart, epoch, e)
+		}
+		if !info.Created.Equal(created) {
+			return fmt.Errorf("%w: stream %s was recreated", errRestart, f.cfg.Stream)
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// subjectCarries reports whether a message's subject is the one its change belongs on, so that a
+// change published on a foreign subject (a tenant's data under another tenant) is never applied.
+func subjectCarries(subject string, c *schema.Change) bool {
+	if c.Log == schema.PlatformLog {
+		return c.Vis == schema.Pub && strings.HasSuffix(subject, "."+schema.PlatformLog+"."+string(c.Kind)+"."+c.ID)
+	}
+	return strings.HasSuffix(subject, "."+c.Log+"."+c.Key())
+}

@@ -1,0 +1,233 @@
+package feed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"vitrine/schema"
+)
+
+// Config names the streams and their limits. Zero values mean the defaults.
+type Config struct {
+	// Prefix is the first subject token of every Vitrine subject (default "vitrine").
+	Prefix string
+	// Stream is the compacted state stream (default "VITRINE_STATE").
+	Stream string
+	// EventStream is the event stream read by webhook dispatchers (default "VITRINE_EVENTS").
+	EventStream string
+	// Replicas of each stream (default 1; 3 in a clustered deployment).
+	Replicas int
+	// TombstoneTTL is the tombstone horizon: how long a deletion stays in the stream. An edge
+	// disconnected for longer re-bootstraps, since it may have missed a deletion (default 7 days).
+	TombstoneTTL time.Duration
+	// DedupWindow is the stream's Nats-Msg-Id duplicate window (default 2 minutes). Correctness
+	// never depends on it; tests shorten it.
+	DedupWindow time.Duration
+	// EventMaxAge is how long events are kept (default 7 days).
+	EventMaxAge time.Duration
+}
+
+// WithDefaults returns c with zero values replaced by defaults.
+func (c Config) WithDefaults() Config {
+	if c.Prefix == "" {
+		c.Prefix = "vitrine"
+	}
+	if c.Stream == "" {
+		c.Stream = "VITRINE_STATE"
+	}
+	if c.EventStream == "" {
+		c.EventStream = "VITRINE_EVENTS"
+	}
+	if c.Replicas == 0 {
+		c.Replicas = 1
+	}
+	if c.TombstoneTTL == 0 {
+		c.TombstoneTTL = 7 * 24 * time.Hour
+	}
+	if c.DedupWindow == 0 {
+		c.DedupWindow = 2 * time.Minute
+	}
+	if c.EventMaxAge == 0 {
+		c.EventMaxAge = 7 * 24 * time.Hour
+	}
+	return c
+}
+
+// Subject returns the subject of a change key ("pub.product.12") of a log.
+func (c Config) Subject(shard int, log, key string) string {
+	if log == schema.PlatformLog {
+		// The registry is public by nature; its subjects drop the visibility token.
+		_, rest, _ := strings.Cut(key, ".")
+		return c.Prefix + "." + schema.PlatformLog + "." + rest
+	}
+	return c.Prefix + "." + strconv.Itoa(shard) + "." + log + "." + key
+}
+
+// HeadSubject returns the subject of a log's head marker.
+func (c Config) HeadSubject(shard int, log string) string {
+	return c.Subject(shard, log, string(schema.Pub)+"."+string(schema.KindHead)+"."+schema.HeadID)
+}
+
+// EventSubject returns the subject of a domain event.
+func (c Config) EventSubject(tenant, kind string) string {
+	return c.Prefix + "_events." + tenant + "." + strings.ReplaceAll(kind, ".", "_")
+}
+
+// WakeSubject is the core NATS subject on which origins hint a relay that the outbox has rows.
+// It is a hint only: the relay polls anyway.
+func (c Config) WakeSubject() string { return c.Prefix + "_wake" }
+
+// PublicFilters returns the subject filter of an edge serving shards (all shards when empty):
+// the public subjects of their tenants and the tenant registry.
+func (c Config) PublicFilters(shards []int) []string {
+	f := []string{c.Prefix + "." + schema.PlatformLog + ".>"}
+	if len(shards) == 0 {
+		return append(f, c.Prefix+".*.*.pub.>")
+	}
+	for _, s := range shards {
+		f = append(f, c.Prefix+"."+strconv.Itoa(s)+".*.pub.>")
+	}
+	return f
+}
+
+// AllFilters returns the subject filter of the origin: every subject of the state stream.
+func (c Config) AllFilters() []string { return []string{c.Prefix + ".>"} }
+
+// epochKey is the stream metadata key holding the cluster epoch.
+const epochKey = "vitrine_epoch"
+
+// Header names Vitrine adds to stream messages.
+const (
+	HeaderEpoch = "Vitrine-Epoch"
+)
+
+// MinServerVersion is the oldest nats-server with what the design needs: atomic batch publish
+// (2.12) and per-message TTL (2.11). Debian's 2.9.10 is refused.
+const MinServerVersion = "2.12.0"
+
+// CheckServer refuses a connection to a nats-server older than MinServerVersion.
+func CheckServer(nc *nats.Conn) error {
+	v := nc.ConnectedServerVersion()
+	if !versionAtLeast(v, MinServerVersion) {
+		return fmt.Errorf("feed: nats-server %s at %s is too old: Vitrine needs %s or newer (run `vitrine nats`)",
+			v, nc.ConnectedUrlRedacted(), MinServerVersion)
+	}
+	return nil
+}
+
+func versionAtLeast(v, min string) bool {
+	parse := func(s string) [3]int {
+		var out [3]int
+		s, _, _ = strings.Cut(strings.TrimPrefix(s, "v"), "-")
+		for i, p := range strings.SplitN(s, ".", 3) {
+			out[i], _ = strconv.Atoi(p)
+		}
+		return out
+	}
+	a, b := parse(v), parse(min)
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] > b[i]
+		}
+	}
+	return true
+}
+
+// ErrEpochMismatch is returned when the stream belongs to another database than the caller's.
+var ErrEpochMismatch = errors.New("feed: the stream belongs to another cluster epoch")
+
+// stateStreamConfig is the configuration of the compacted state stream.
+func (c Config) stateStreamConfig(epoch string) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:               c.Stream,
+		Description:        "Vitrine replicated state: the latest state of every entity, per subject",
+		Subjects:           []string{c.Prefix + ".>"},
+		Storage:            jetstream.FileStorage,
+		Replicas:           c.Replicas,
+		MaxMsgsPerSubject:  1,
+		Discard:            jetstream.DiscardOld,
+		Duplicates:         c.DedupWindow,
+		AllowMsgTTL:        true,
+		AllowAtomicPublish: true,
+		AllowDirect:        true,
+		Metadata:           map[string]string{epochKey: epoch},
+	}
+}
+
+// EnsureStream returns the state stream, creating it for epoch when it does not exist. It
+// returns ErrEpochMismatch (wrapped, with both epochs) when the stream exists for another epoch.
+func EnsureStream(ctx context.Context, js jetstream.JetStream, c Config, epoch string) (jetstream.Stream, error) {
+	c = c.WithDefaults()
+	s, err := js.Stream(ctx, c.Stream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		s, err = js.CreateStream(ctx, c.stateStreamConfig(epoch))
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			s, err = js.Stream(ctx, c.Stream)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("feed: state stream %s: %w", c.Stream, err)
+	}
+	got := s.CachedInfo().Config.Metadata[epochKey]
+	if got != epoch {
+		return nil, fmt.Errorf("%w: stream %s has epoch %q, the database has %q: run `vitrine replica rebuild`",
+			ErrEpochMismatch, c.Stream, got, epoch)
+	}
+	// Keep limits that may be tuned (dedup window) in line with the configuration.
+	if cfg := s.CachedInfo().Config; cfg.Duplicates != c.DedupWindow {
+		cfg.Duplicates = c.DedupWindow
+		if _, err := js.UpdateStream(ctx, cfg); err != nil {
+			return nil, fmt.Errorf("feed: update stream %s: %w", c.Stream, err)
+		}
+	}
+	return s, nil
+}
+
+// RecreateStream deletes the state stream, if any, and creates it empty for epoch.
+func RecreateStream(ctx context.Context, js jetstream.JetStream, c Config, epoch string) (jetstream.Stream, error) {
+	c = c.WithDefaults()
+	if err := js.DeleteStream(ctx, c.Stream); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, fmt.Errorf("feed: delete stream %s: %w", c.Stream, err)
+	}
+	s, err := js.CreateStream(ctx, c.stateStreamConfig(epoch))
+	if err != nil {
+		return nil, fmt.Errorf("feed: create stream %s: %w", c.Stream, err)
+	}
+	return s, nil
+}
+
+// StreamEpoch returns the epoch of the state stream, or jetstream.ErrStreamNotFound.
+func StreamEpoch(ctx context.Context, js jetstream.JetStream, c Config) (string, error) {
+	c = c.WithDefaults()
+	s, err := js.Stream(ctx, c.Stream)
+	if err != nil {
+		return "", err
+	}
+	return s.CachedInfo().Config.Metadata[epochKey], nil
+}
+
+// EnsureEventStream returns the event stream, creating it when missing.
+func EnsureEventStream(ctx context.Context, js jetstream.JetStream, c Config) (jetstream.Stream, error) {
+	c = c.WithDefaults()
+	s, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:        c.EventStream,
+		Description: "Vitrine domain events for webhook delivery",
+		Subjects:    []string{c.Prefix + "_events.>"},
+		Storage:     jetstream.FileStorage,
+		Replicas:    c.Replicas,
+		Retention:   jetstream.LimitsPolicy,
+		MaxAge:      c.EventMaxAge,
+		Duplicates:  2 * time.Minute,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("feed: event stream %s: %w", c.EventStream, err)
+	}
+	return s, nil
+}

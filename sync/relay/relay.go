@@ -1,0 +1,649 @@
+// Package relay publishes the origin's outboxes to JetStream: the replication outbox to the
+// compacted state stream, the event outbox to the event stream.
+//
+// # Overview
+//
+// One relay at a time publishes: it holds a lease in the database, renewed well before it expires,
+// with a fencing token that increases with every new holder. For each log with pending rows it
+// publishes whole transactions in version order as one atomic batch ending with the log's head
+// marker, fenced on the head subject's last sequence (see package feed). The relay learns a log's
+// published version from the head in the stream, not from its own memory or the database, so a
+// relay that restarts (or takes over) never republishes what the stream holds and never relies on
+// the dedup window. A log whose head is missing from the stream (a new tenant, or a stream that
+// was recreated) is published from a snapshot of the database first.
+//
+// A relay refuses to publish into a stream of another cluster epoch (a database reset under a
+// running stream): it logs, reports it in Stats, and waits for `vitrine replica rebuild`.
+//
+// # Invariants
+//
+//   - A log's messages reach the stream in version order, each batch atomically, after the log's
+//     previous batch and before its next one; a fenced publisher writes nothing.
+//   - Outbox rows are deleted only after the stream acknowledged them, and only by the lease
+//     holder.
+//   - Run returns only when its context ends; every failure is logged and retried.
+package relay
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"vitrine/schema"
+	"vitrine/sync/feed"
+)
+
+// Outbox is the database side the relay reads and writes. The origin's *store.DB satisfies it.
+type Outbox interface {
+	Epoch(ctx context.Context) (string, error)
+	Logs(ctx context.Context) ([]schema.LogRef, error)
+	PendingLogs(ctx context.Context) ([]schema.LogRef, error)
+	OutboxRows(ctx context.Context, logID string, after int64, limit int) ([]schema.OutboxRow, error)
+	DeleteOutbox(ctx context.Context, logID string, through int64, lease, holder string, token int64) (bool, error)
+	AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (int64, error)
+	RenewLease(ctx context.Context, name, holder string, token int64, ttl time.Duration) (bool, error)
+	ReleaseLease(ctx context.Context, name, holder string, token int64) error
+	PendingEvents(ctx context.Context, limit int) ([]schema.EventRow, error)
+	DeleteEvents(ctx context.Context, ids []string) error
+	Snapshot(ctx context.Context, log schema.LogRef, fn func(c schema.Change) error) (int64, error)
+}
+
+// Config tunes a relay. Zero values mean the defaults.
+type Config struct {
+	Feed feed.Config
+	// Holder identifies this relay in the lease (default: host name, pid and a random suffix).
+	Holder string
+	// LeaseName is the lease all relays of a cluster compete for (default "relay").
+	LeaseName string
+	// LeaseTTL is the lease duration (default 10s); the relay renews it every third of it and
+	// stops publishing a fifth of it before it would expire.
+	LeaseTTL time.Duration
+	// Poll is how often the outbox is read when nothing wakes the relay (default 50ms).
+	Poll time.Duration
+	// HeadScan is how often the relay looks for logs whose head is missing from the stream
+	// (default 5s).
+	HeadScan time.Duration
+	Logger   *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	c.Feed = c.Feed.WithDefaults()
+	if c.Holder == "" {
+		host, _ := os.Hostname()
+		var b [4]byte
+		rand.Read(b[:])
+		c.Holder = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+	}
+	if c.LeaseName == "" {
+		c.LeaseName = "relay"
+	}
+	if c.LeaseTTL == 0 {
+		c.LeaseTTL = 10 * time.Second
+	}
+	if c.Poll == 0 {
+		c.Poll = 50 * time.Millisecond
+	}
+	if c.HeadScan == 0 {
+		c.HeadScan = 5 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// Relay publishes the outboxes. Wake and Stats are safe for concurrent use; Run and Rebuild are
+// not (one Run per Relay).
+type Relay struct {
+	db   Outbox
+	nc   *nats.Conn
+	js   jetstream.JetStream
+	cfg  Config
+	log  *slog.Logger
+	wake chan struct{}
+
+	// Lease state, owned by the Run goroutine.
+	token      int64
+	leaseUntil time.Time // monotonic: the relay publishes only before it
+	renewAt    time.Time
+	epoch      string
+	heads      map[string]head // published head of each log, learned from the stream
+	lastScan   time.Time
+
+	stats counters
+}
+
+type head struct {
+	seq     uint64 // stream sequence of the log's head marker; 0 when the stream has none
+	version int64
+}
+
+type counters struct {
+	published, batches, fenced, snapshots, events atomic.Uint64
+	lagNanos                                      atomic.Int64
+	leaseHeld, epochMismatch                      atomic.Bool
+	mu                                            sync.Mutex
+	lastErr                                       string
+}
+
+// Stats are a relay's counters for metrics.
+type Stats struct {
+	// Published counts change messages written to the state stream (heads excluded).
+	Published uint64
+	// Batches counts atomic batches committed.
+	Batches uint64
+	// Fenced counts batches refused because another publisher moved a log's head.
+	Fenced uint64
+	// Snapshots counts logs published from a database snapshot.
+	Snapshots uint64
+	// Events counts domain events written to the event stream.
+	Events uint64
+	// Lag is the time from the commit of the oldest row of the last batch to its publication.
+	Lag time.Duration
+	// LeaseHeld reports whether this relay holds the lease.
+	LeaseHeld bool
+	// EpochMismatch reports that the stream belongs to another database: publishing is refused.
+	EpochMismatch bool
+}
+
+// New returns a relay publishing db's outboxes over nc.
+func New(db Outbox, nc *nats.Conn, cfg Config) (*Relay, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	return &Relay{db: db, nc: nc, js: js, cfg: cfg, log: cfg.Logger.With("component", "relay"), wake: make(chan struct{}, 1)}, nil
+}
+
+// Wake tells the relay that the outbox has new rows. It never blocks.
+func (r *Relay) Wake() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Stats returns the relay's counters.
+func (r *Relay) Stats() Stats {
+	return Stats{
+		Published: r.stats.published.Load(), Batches: r.stats.batches.Load(), Fenced: r.stats.fenced.Load(),
+		Snapshots: r.stats.snapshots.Load(), Events: r.stats.events.Load(), Lag: time.Duration(r.stats.lagNanos.Load()),
+		LeaseHeld: r.stats.leaseHeld.Load(), EpochMismatch: r.stats.epochMismatch.Load(),
+	}
+}
+
+var errLeaseLost = errors.New("relay: lease lost")
+
+// Run publishes until ctx ends, then gives the lease up.
+func (r *Relay) Run(ctx context.Context) error {
+	sub, err := r.nc.Subscribe(r.cfg.Feed.WakeSubject(), func(*nats.Msg) { r.Wake() })
+	if err != nil {
+		return fmt.Errorf("relay: subscribe to wake-ups: %w", err)
+	}
+	defer sub.Unsubscribe()
+	poll := time.NewTicker(r.cfg.Poll)
+	defer poll.Stop()
+	defer r.release()
+	for {
+		if err := r.step(ctx); err != nil && ctx.Err() == nil {
+			r.noteErr(err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-r.wake:
+		case <-poll.C:
+		}
+	}
+}
+
+func (r *Relay) noteErr(err error) {
+	r.stats.mu.Lock()
+	repeat := r.stats.lastErr == err.Error()
+	r.stats.lastErr = err.Error()
+	r.stats.mu.Unlock()
+	if !repeat {
+		r.log.Warn("relay step failed; retrying", "err", err)
+	}
+}
+
+// step keeps the lease and publishes what is pending.
+func (r *Relay) step(ctx context.Context) error {
+	if err := r.keepLease(ctx); err != nil {
+		return err
+	}
+	if !r.holds() || r.stats.epochMismatch.Load() {
+		return nil
+	}
+	if err := r.publishLogs(ctx); err != nil {
+		return err
+	}
+	return r.publishEvents(ctx)
+}
+
+// holds reports whether the lease is held with time to spare. It reads the monotonic clock, so a
+// process that was frozen past its lease sees it expired when it resumes.
+func (r *Relay) holds() bool { return r.token != 0 && time.Now().Before(r.leaseUntil) }
+
+func (r *Relay) keepLease(ctx context.Context) error {
+	ttl := r.cfg.LeaseTTL
+	if r.token != 0 && time.Now().Before(r.renewAt) && r.holds() {
+		return nil
+	}
+	start := time.Now()
+	if r.token != 0 {
+		ok, err := r.db.RenewLease(ctx, r.cfg.LeaseName, r.cfg.Holder, r.token, ttl)
+		if err != nil {
+			if !r.holds() {
+				r.dropLease("renewal failed")
+			}
+			return err
+		}
+		if !ok {
+			r.dropLease("another relay holds the lease")
+			return nil
+		}
+		r.leaseUntil, r.renewAt = start.Add(ttl-ttl/5), start.Add(ttl/3)
+		return r.checkEpoch(ctx)
+	}
+	token, err := r.db.AcquireLease(ctx, r.cfg.LeaseName, r.cfg.Holder, ttl)
+	if err != nil || token == 0 {
+		return err
+	}
+	r.token = token
+	r.leaseUntil, r.renewAt = start.Add(ttl-ttl/5), start.Add(ttl/3)
+	r.heads = map[string]head{}
+	r.lastScan = time.Time{}
+	r.stats.leaseHeld.Store(true)
+	r.log.Info("relay holds the lease", "holder", r.cfg.Holder, "token", token)
+	if _, err := feed.EnsureEventStream(ctx, r.js, r.cfg.Feed); err != nil {
+		return err
+	}
+	return r.checkEpoch(ctx)
+}
+
+func (r *Relay) dropLease(why string) {
+	if r.token != 0 {
+		r.log.Info("relay lost the lease", "reason", why, "token", r.token)
+	}
+	r.token = 0
+	r.heads = nil
+	r.stats.leaseHeld.Store(false)
+}
+
+func (r *Relay) release() {
+	if r.token == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := r.db.ReleaseLease(ctx, r.cfg.LeaseName, r.cfg.Holder, r.token); err != nil {
+		r.log.Warn("relay could not release its lease", "err", err)
+	}
+	r.dropLease("shutdown")
+}
+
+// checkEpoch compares the database's epoch with the stream's, creating the stream when missing.
+func (r *Relay) checkEpoch(ctx context.Context) error {
+	epoch, err := r.db.Epoch(ctx)
+	if err != nil {
+		return err
+	}
+	if epoch != r.epoch {
+		r.heads = map[string]head{}
+	}
+	r.epoch = epoch
+	_, err = feed.EnsureStream(ctx, r.js, r.cfg.Feed, epoch)
+	if errors.Is(err, feed.ErrEpochMismatch) {
+		if !r.stats.epochMismatch.Swap(true) {
+			r.log.Error("relay refuses to publish: the stream belongs to another database", "err", err)
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if r.stats.epochMismatch.Swap(false) {
+		r.log.Info("relay resumes: the stream matches the database epoch", "epoch", epoch)
+		r.heads = map[string]head{}
+	}
+	return nil
+}
+
+// publishLogs publishes every log with pending rows, and (every HeadScan) every log whose head
+// the stream lacks.
+func (r *Relay) publishLogs(ctx context.Context) error {
+	logs, err := r.db.PendingLogs(ctx)
+	if err != nil {
+		return err
+	}
+	if time.Since(r.lastScan) >= r.cfg.HeadScan {
+		all, err := r.db.Logs(ctx)
+		if err != nil {
+			return err
+		}
+		r.lastScan = time.Now()
+		pending := map[string]bool{}
+		for _, l := range logs {
+			pending[l.ID] = true
+		}
+		for _, l := range all {
+			if !pending[l.ID] {
+				if _, known := r.heads[l.Name]; !known {
+					logs = append(logs, l)
+				}
+			}
+		}
+	}
+	// The registry first: edges resolve a new tenant before its data arrives.
+	for i, l := range logs {
+		if l.Name == schema.PlatformLog && i > 0 {
+			logs[0], logs[i] = logs[i], logs[0]
+		}
+	}
+	var firstErr error
+	for _, l := range logs {
+		if err := r.publishLog(ctx, l); err != nil {
+			if errors.Is(err, errLeaseLost) {
+				return err
+			}
+			if firstErr == nil {
+				firstErr = fmt.Errorf("log %s: %w", l.Name, err)
+			}
+		}
+	}
+	return firstErr
+}
+
+// loadHead returns the log's published head, from the stream when not cached.
+func (r *Relay) loadHead(ctx context.Context, l schema.LogRef) (head, error) {
+	if h, ok := r.heads[l.Name]; ok {
+		return h, nil
+	}
+	subj := r.cfg.Feed.HeadSubject(l.Shard, l.Name)
+	s, err := r.js.Stream(ctx, r.cfg.Feed.Stream)
+	if err != nil {
+		return head{}, err
+	}
+	msg, err := s.GetLastMsgForSubject(ctx, subj)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return head{}, nil
+	}
+	if err != nil {
+		return head{}, err
+	}
+	c, err := schema.DecodeChange(msg.Data)
+	if err != nil || !c.IsHead() {
+		return head{}, fmt.Errorf("relay: unreadable head on %s: %v", subj, err)
+	}
+	h := head{seq: msg.Sequence, version: c.Version}
+	r.heads[l.Name] = h
+	// Rows the stream already holds may linger after a crash between publish and delete.
+	if _, err := r.db.DeleteOutbox(ctx, l.ID, h.version, r.cfg.LeaseName, r.cfg.Holder, r.token); err != nil {
+		return head{}, err
+	}
+	return h, nil
+}
+
+// maxBatchesPerRound keeps one busy log from starving the others within a round.
+const maxBatchesPerRound = 50
+
+func (r *Relay) publishLog(ctx context.Context, l schema.LogRef) error {
+	h, err := r.loadHead(ctx, l)
+	if err != nil {
+		return err
+	}
+	if h.seq == 0 {
+		// The stream has nothing of this log. Publish from the outbox only if it holds the log's
+		// whole history; otherwise start from a snapshot of the database.
+		rows, err := r.db.OutboxRows(ctx, l.ID, 0, 1)
+		if err != nil {
+			return err
+		}
+		if len(rows) == 0 || rows[0].TxnFirst != 1 {
+			return r.publishSnapshot(ctx, l)
+		}
+	}
+	for i := 0; i < maxBatchesPerRound; i++ {
+		rows, err := r.db.OutboxRows(ctx, l.ID, h.version, feed.MaxBatch-1)
+		if err != nil {
+			return err
+		}
+		// Whole transactions only: drop a transaction the limit cut.
+		last := len(rows)
+		for last > 0 && rows[last-1].TxnLast > rows[last-1].Version {
+			last--
+		}
+		if last < len(rows) && len(rows) < feed.MaxBatch-1 {
+			// The outbox ends mid-transaction: impossible for committed rows; publish what is whole.
+			r.log.Warn("outbox ends inside a transaction", "log", l.Name, "version", rows[len(rows)-1].Version)
+		}
+		rows = rows[:last]
+		if len(rows) == 0 {
+			return nil
+		}
+		msgs := make([]feed.Message, 0, len(rows)+1)
+		for _, row := range rows {
+			m := feed.Message{Subject: r.cfg.Feed.Subject(l.Shard, l.Name, row.Key), Body: row.Body,
+				MsgID: r.epoch + ":" + l.Name + ":" + fmt.Sprint(row.Version)}
+			if row.Deleted {
+				m.TTL = r.cfg.Feed.TombstoneTTL
+			}
+			msgs = append(msgs, m)
+		}
+		top := rows[len(rows)-1].Version
+		msgs = append(msgs, r.headMessage(l, top))
+		if h, err = r.publish(ctx, l, msgs, h, top); err != nil {
+			return err
+		}
+		r.stats.published.Add(uint64(len(rows)))
+		r.stats.lagNanos.Store(int64(time.Since(rows[0].CreatedAt)))
+		if _, err := r.db.DeleteOutbox(ctx, l.ID, top, r.cfg.LeaseName, r.cfg.Holder, r.token); err != nil {
+			return err
+		}
+		if len(rows) < feed.MaxBatch-2 {
+			return nil
+		}
+	}
+	r.Wake() // more to do: come back at once, after the other logs
+	return nil
+}
+
+func (r *Relay) headMessage(l schema.LogRef, version int64) feed.Message {
+	c := schema.Change{Schema: schema.ChangeSchemaVersion, Log: l.Name, Kind: schema.KindHead, ID: schema.HeadID,
+		Vis: schema.Pub, Version: version}
+	return feed.Message{Subject: r.cfg.Feed.HeadSubject(l.Shard, l.Name), Body: c.Encode(),
+		MsgID: r.epoch + ":" + l.Name + ":head:" + fmt.Sprint(version)}
+}
+
+// publish commits one batch fenced on the log's head and returns the new head.
+func (r *Relay) publish(ctx context.Context, l schema.LogRef, msgs []feed.Message, h head, top int64) (head, error) {
+	if !r.holds() {
+		r.dropLease("lease expired before publishing")
+		return h, errLeaseLost
+	}
+	seq, err := feed.PublishBatch(ctx, r.nc, r.js, r.epoch, msgs, r.cfg.Feed.HeadSubject(l.Shard, l.Name), h.seq)
+	if errors.Is(err, feed.ErrFenced) {
+		// Someone else wrote this log: forget what we believed and re-read the stream next time.
+		r.stats.fenced.Add(1)
+		delete(r.heads, l.Name)
+		return h, err
+	}
+	if err != nil {
+		return h, err
+	}
+	r.stats.batches.Add(1)
+	h = head{seq: seq, version: top}
+	r.heads[l.Name] = h
+	return h, nil
+}
+
+// publishSnapshot publishes a log's current state from the database, in batches, the head last.
+func (r *Relay) publishSnapshot(ctx context.Context, l schema.LogRef) error {
+	h, err := r.loadHead(ctx, l)
+	if err != nil {
+		return err
+	}
+	fence := h.seq
+	var batch []feed.Message
+	flush := func(withHead bool, top int64) error {
+		if withHead {
+			batch = append(batch, r.headMessage(l, top))
+		}
+		if len(batch) == 0 {
+			return nil
+		}
+		if !r.holds() {
+			return errLeaseLost
+		}
+		seq, err := feed.PublishBatch(ctx, r.nc, r.js, r.epoch, batch, r.cfg.Feed.HeadSubject(l.Shard, l.Name), fence)
+		if errors.Is(err, feed.ErrFenced) {
+			r.stats.fenced.Add(1)
+			delete(r.heads, l.Name)
+		}
+		if err != nil {
+			return err
+		}
+		r.stats.batches.Add(1)
+		r.stats.published.Add(uint64(len(batch)))
+		if withHead {
+			r.heads[l.Name] = head{seq: seq, version: top}
+		}
+		batch = batch[:0]
+		return nil
+	}
+	version, err := r.db.Snapshot(ctx, l, func(c schema.Change) error {
+		batch = append(batch, feed.Message{Subject: r.cfg.Feed.Subject(l.Shard, l.Name, c.Key()), Body: c.Encode(),
+			MsgID: r.epoch + ":" + l.Name + ":snap:" + c.Key() + ":" + fmt.Sprint(c.Version)})
+		if len(batch) == feed.MaxBatch-1 {
+			return flush(false, 0)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := flush(true, version); err != nil {
+		return err
+	}
+	r.stats.snapshots.Add(1)
+	r.log.Info("published log snapshot", "log", l.Name, "version", version)
+	_, err = r.db.DeleteOutbox(ctx, l.ID, version, r.cfg.LeaseName, r.cfg.Holder, r.token)
+	return err
+}
+
+// publishEvents moves the event outbox to the event stream.
+func (r *Relay) publishEvents(ctx context.Context) error {
+	for round := 0; round < 10; round++ {
+		evs, err := r.db.PendingEvents(ctx, 500)
+		if err != nil || len(evs) == 0 {
+			return err
+		}
+		futures := make([]jetstream.PubAckFuture, len(evs))
+		for i, e := range evs {
+			m := nats.NewMsg(r.cfg.Feed.EventSubject(e.Tenant, e.Kind))
+			m.Data = e.Payload
+			m.Header.Set(jetstream.MsgIDHeader, e.ID)
+			if futures[i], err = r.js.PublishMsgAsync(m); err != nil {
+				return err
+			}
+		}
+		select {
+		case <-r.js.PublishAsyncComplete():
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Second):
+			return fmt.Errorf("relay: event publish timed out")
+		}
+		done := make([]string, 0, len(evs))
+		for i, f := range futures {
+			select {
+			case <-f.Ok():
+				done = append(done, evs[i].ID)
+			case err := <-f.Err():
+				r.log.Warn("event not published", "id", evs[i].ID, "err", err)
+			}
+		}
+		if !r.holds() {
+			return errLeaseLost
+		}
+		if err := r.db.DeleteEvents(ctx, done); err != nil {
+			return err
+		}
+		r.stats.events.Add(uint64(len(done)))
+		if len(evs) < 500 {
+			return nil
+		}
+	}
+	return nil
+}
+
+// Rebuild republishes the state stream from the database: it takes the lease (waiting for a
+// running relay to give it up or let it expire), recreates the stream for the database's epoch,
+// and publishes every log from a snapshot. progress, when not nil, is called after each log.
+func (r *Relay) Rebuild(ctx context.Context, progress func(done, total int, log string)) error {
+	deadline := time.Now().Add(3 * r.cfg.LeaseTTL)
+	for {
+		token, err := r.db.AcquireLease(ctx, r.cfg.LeaseName, r.cfg.Holder, r.cfg.LeaseTTL)
+		if err != nil {
+			return err
+		}
+		if token != 0 {
+			start := time.Now()
+			r.token = token
+			r.leaseUntil, r.renewAt = start.Add(r.cfg.LeaseTTL-r.cfg.LeaseTTL/5), start.Add(r.cfg.LeaseTTL/3)
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("relay: the lease stayed held by another relay")
+		}
+		r.log.Info("waiting for the relay lease")
+		time.Sleep(r.cfg.LeaseTTL / 5)
+	}
+	defer r.release()
+	epoch, err := r.db.Epoch(ctx)
+	if err != nil {
+		return err
+	}
+	r.epoch = epoch
+	r.heads = map[string]head{}
+	if _, err := feed.RecreateStream(ctx, r.js, r.cfg.Feed, epoch); err != nil {
+		return err
+	}
+	logs, err := r.db.Logs(ctx)
+	if err != nil {
+		return err
+	}
+	for i, l := range logs {
+		if l.Name == schema.PlatformLog && i > 0 {
+			logs[0], logs[i] = logs[i], logs[0]
+		}
+	}
+	for i, l := range logs {
+		// Renew between logs so that a large rebuild keeps its lease.
+		if err := r.keepLease(ctx); err != nil {
+			return err
+		}
+		if !r.holds() {
+			return errLeaseLost
+		}
+		if err := r.publishSnapshot(ctx, l); err != nil {
+			return fmt.Errorf("relay: rebuild %s: %w", l.Name, err)
+		}
+		if progress != nil {
+			progress(i+1, len(logs), l.Name)
+		}
+	}
+	return nil
+}
