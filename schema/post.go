@@ -150,4 +150,7 @@ func (p *Post) Normalize() {
 	if p.Type == "" {
 		p.Type = "post"
 	}
+	// The database keeps UTC microseconds: a value written must encode like the value read back.
+	p.DateGMT = p.DateGMT.UTC().Truncate(time.Microsecond)
+	p.ModifiedGMT = p.ModifiedGMT.UTC().Truncate(time.Microsecond)
 }

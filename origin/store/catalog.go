@@ -639,3 +639,10 @@ func jsonb(v any) []byte {
 	}
 	return b
 }
+
+// ProductSlugTaken reports whether a product of the tenant has the slug.
+func (tx *Tx) ProductSlugTaken(ctx context.Context, t *schema.Tenant, slug string) (bool, error) {
+	var n int
+	err := tx.pg.QueryRow(ctx, `SELECT count(*) FROM products WHERE tenant_id = $1 AND slug = $2`, t.ID, slug).Scan(&n)
+	return n > 0, err
+}

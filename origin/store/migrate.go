@@ -71,3 +71,35 @@ func (db *DB) Epoch(ctx context.Context) (string, error) {
 	}
 	return e, nil
 }
+
+// EnsureDatabase creates the database named in dsn when the server does not have it yet, so that
+// `vitrine dev` and `vitrine migrate` work on a fresh server. It connects to the server's
+// "postgres" database to do so.
+func EnsureDatabase(ctx context.Context, dsn string) error {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return fmt.Errorf("store: parse database URL: %w", err)
+	}
+	name := cfg.Database
+	if name == "" || name == "postgres" {
+		return nil
+	}
+	admin := cfg.Copy()
+	admin.Database = "postgres"
+	conn, err := pgx.ConnectConfig(ctx, admin)
+	if err != nil {
+		return fmt.Errorf("store: connect to %s:%d: %w", cfg.Host, cfg.Port, err)
+	}
+	defer conn.Close(ctx)
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
+		return fmt.Errorf("store: look up database %s: %w", name, err)
+	}
+	if exists {
+		return nil
+	}
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil && !strings.Contains(err.Error(), "already exists") {
+		return fmt.Errorf("store: create database %s: %w", name, err)
+	}
+	return nil
+}

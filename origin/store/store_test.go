@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"vitrine/origin/store"
 	"vitrine/origin/store/storetest"
@@ -279,5 +280,27 @@ func TestLeaseFencing(t *testing.T) {
 	}
 	if _, err := db.Epoch(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Dates given in another zone, with nanoseconds, are stored and replicated identically.
+func TestPostDatesNormalized(t *testing.T) {
+	ctx := context.Background()
+	db, _ := storetest.Open(t, store.Config{})
+	tn := storetest.Tenant(t, db, "shop")
+	paris, _ := time.LoadLocation("Europe/Paris")
+	when := time.Date(2025, 1, 2, 3, 4, 5, 123456789, paris)
+	if err := db.Tx(ctx, func(tx *store.Tx) error {
+		return tx.CreatePost(ctx, tn, &schema.Post{Slug: "p", Title: "T", Status: schema.StatusPublish, CommentStatus: "open",
+			PingStatus: "open", Format: "standard", DateGMT: when, ModifiedGMT: when})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	log, _ := db.LogBySlug(ctx, "shop")
+	got := outbox(t, db, log)
+	var snap []byte
+	db.Snapshot(ctx, log, func(c schema.Change) error { snap = c.Data; return nil })
+	if string(got[len(got)-1].Data) != string(snap) {
+		t.Fatalf("outbox %s\nsnapshot %s", got[len(got)-1].Data, snap)
 	}
 }

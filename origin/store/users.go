@@ -124,3 +124,12 @@ func (db *DB) Authenticate(ctx context.Context, t *schema.Tenant, login string, 
 	u.CreatedAt = u.CreatedAt.UTC()
 	return &u, nil
 }
+
+// User returns a staff user of the tenant by id.
+func (tx *Tx) User(ctx context.Context, t *schema.Tenant, id schema.UserID) (*schema.User, error) {
+	u, err := scanUser(tx.pg.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE tenant_id = $1 AND id = $2`, t.ID, int64(id)))
+	if err == pgx.ErrNoRows {
+		return nil, notFound("user")
+	}
+	return u, err
+}

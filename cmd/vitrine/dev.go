@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+
+	"vitrine/edge/replica"
+	"vitrine/origin"
+	"vitrine/origin/seed"
+	"vitrine/origin/store"
+	"vitrine/schema"
+	"vitrine/sync/natsembed"
+	"vitrine/sync/relay"
+)
+
+// devInfo is written to <data-dir>/dev.json once the system is ready, for tools and tests.
+type devInfo struct {
+	EdgeURL       string `json:"edge_url"`
+	OriginURL     string `json:"origin_url"`
+	Tenant        string `json:"tenant"`
+	AdminUser     string `json:"admin_user"`
+	AdminPassword string `json:"admin_password"`
+	// Additive fields.
+	TenantURL string `json:"tenant_url"`
+	NATSURL   string `json:"nats_url"`
+	OpsURL    string `json:"ops_url"`
+}
+
+const devPasswordName = "vitrine-dev"
+
+func runDev(ctx context.Context, args []string) error {
+	f := newFlags("dev")
+	c := f.common()
+	ef := f.edge()
+	dataDir := f.String("data-dir", "VITRINE_DATA_DIR", ".vitrine", "where dev keeps its NATS store, secret and dev.json")
+	edgeAddr := f.String("edge-addr", "VITRINE_EDGE_ADDR", "127.0.0.1:8080", "edge listen address")
+	originAddr := f.String("origin-addr", "VITRINE_ORIGIN_ADDR", "127.0.0.1:8081", "origin listen address")
+	opsAddr := f.String("ops-addr", "VITRINE_OPS_ADDR", "127.0.0.1:9090", "address of /metrics, /healthz, /readyz")
+	natsAddr := f.String("nats-addr", "VITRINE_NATS_ADDR", defaultNATSAddr, "embedded NATS listen address (other processes may join it)")
+	tenantSlug := f.String("tenant", "VITRINE_DEV_TENANT", "demo", "slug of the demo tenant")
+	products := f.Int("products", "VITRINE_DEV_PRODUCTS", seed.DefaultProducts, "products seeded into a new demo tenant")
+	posts := f.Int("posts", "VITRINE_DEV_POSTS", seed.DefaultPosts, "posts seeded into a new demo tenant")
+	if err := f.Parse(args); err != nil {
+		return err
+	}
+	log := c.logger("dev")
+	if err := os.MkdirAll(*dataDir, 0o755); err != nil {
+		return err
+	}
+	key, err := devSecret(filepath.Join(*dataDir, "secret"))
+	if err != nil {
+		return err
+	}
+	var edgeSecret [16]byte
+	rand.Read(edgeSecret[:])
+	*ef.edgeSecret = hex.EncodeToString(edgeSecret[:])
+
+	ns, err := natsembed.Start(natsembed.Options{Addr: *natsAddr, StoreDir: filepath.Join(*dataDir, "nats")})
+	if err != nil {
+		return fmt.Errorf("embedded NATS on %s: %w", *natsAddr, err)
+	}
+	defer func() { ns.Shutdown(); ns.WaitForShutdown() }()
+	natsURL := "nats://" + *natsAddr
+	nc, err := connectNATS(natsURL, "vitrine-dev", log)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+
+	set := metrics.NewSet()
+	retries := set.NewCounter("vitrine_store_tx_retries_total")
+	fc := c.feed()
+	var rel *relay.Relay
+	db, err := c.openDB(ctx, true, store.Config{OnRetry: retries.Inc, OnCommit: wakeRelays(nil, fc, func() *relay.Relay { return rel })})
+	if err != nil {
+		return fmt.Errorf("database: %w", err)
+	}
+	defer db.Close()
+	if err := db.Migrate(ctx); err != nil {
+		return err
+	}
+
+	g, gctx := newGroup(ctx)
+	if rel, err = relay.New(db, nc, relay.Config{Feed: fc, Logger: log}); err != nil {
+		return err
+	}
+	g.Go("relay", func() error { return rel.Run(gctx) })
+	orep, ofol, err := followStream(g, gctx, nc, fc, fc.AllFilters(), replica.Config{PlatformDomain: *ef.platformDomain}, log.With("replica", "origin"))
+	if err != nil {
+		return err
+	}
+	osrv := origin.New(origin.Config{Secret: key, EdgeSecret: *ef.edgeSecret, Logger: log, Metrics: set}, db, orep)
+	observe(set, "origin", orep, ofol, rel)
+	esrv, erep, err := startEdge(g, gctx, ef, "http://"+*originAddr, nc, fc, set, log)
+	if err != nil {
+		return err
+	}
+	defer esrv.Close()
+
+	_, port, _ := net.SplitHostPort(*edgeAddr)
+	tenantURL := "http://" + *tenantSlug + ".localhost:" + port
+	password, err := ensureDemo(gctx, db, key, *tenantSlug, tenantURL, *products, *posts)
+	if err != nil {
+		g.cancel()
+		g.Wait()
+		return err
+	}
+	g.Go("origin", func() error { return osrv.Run(gctx, *originAddr) })
+	g.Go("edge", func() error { return esrv.Run(gctx, *edgeAddr) })
+	serveOps(gctx, *opsAddr, set, func() bool { return erep.Ready() && orep.Ready() }, log)
+
+	// Ready when both replicas have the demo tenant.
+	deadline := time.Now().Add(2 * time.Minute)
+	for !(erep.Ready() && orep.Ready() && erep.TenantBySlug(*tenantSlug) != nil) {
+		if time.Now().After(deadline) || gctx.Err() != nil {
+			g.cancel()
+			if err := g.Wait(); err != nil {
+				return err
+			}
+			return errors.New("the replicas did not become ready within 2 minutes")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	info := devInfo{EdgeURL: "http://" + *edgeAddr, OriginURL: "http://" + *originAddr, Tenant: *tenantSlug,
+		AdminUser: "admin", AdminPassword: password, TenantURL: tenantURL, NATSURL: natsURL, OpsURL: "http://" + *opsAddr}
+	b, _ := json.MarshalIndent(info, "", "  ")
+	if err := os.WriteFile(filepath.Join(*dataDir, "dev.json"), append(b, '\n'), 0o600); err != nil {
+		return err
+	}
+	fmt.Printf(`
+Vitrine is running.
+  edge     %s   store %q: Host %s, or header X-Tenant-Slug: %s
+  origin   %s
+  metrics  %s/metrics
+  nats     %s
+  admin    user %q, application password %q
+
+Try:
+  curl -s %s/api/products?per_page=2
+  curl -s -H 'X-Tenant-Slug: %s' %s/api/categories
+  curl -s -u 'admin:%s' -X PATCH %s/api/admin/products/1 -H 'Content-Type: application/json' -d '{"title":"Renamed"}'
+
+Wrote %s. Ctrl-C stops everything.
+`, info.EdgeURL, *tenantSlug, strings.TrimPrefix(tenantURL, "http://"), *tenantSlug, info.OriginURL, info.OpsURL, natsURL,
+		info.AdminUser, schema.ChunkAppPassword(password), tenantURL, *tenantSlug, info.EdgeURL, password, tenantURL,
+		filepath.Join(*dataDir, "dev.json"))
+	<-gctx.Done()
+	return g.Wait()
+}
+
+// devSecret loads the dev server secret, creating it on first use.
+func devSecret(path string) ([]byte, error) {
+	if b, err := os.ReadFile(path); err == nil {
+		return parseSecret(strings.TrimSpace(string(b)))
+	}
+	var k [32]byte
+	rand.Read(k[:])
+	if err := os.WriteFile(path, []byte(hex.EncodeToString(k[:])+"\n"), 0o600); err != nil {
+		return nil, err
+	}
+	return k[:], nil
+}
+
+// ensureDemo creates the demo tenant, its admin and its catalog on first start, and returns a new
+// application password for the admin (replacing the previous dev one).
+func ensureDemo(ctx context.Context, db *store.DB, key []byte, slug, baseURL string, products, posts int) (string, error) {
+	t, err := db.TenantBySlug(ctx, slug)
+	if schema.ErrorCode(err) == schema.CodeNotFound {
+		t = &schema.Tenant{Slug: slug, Name: "Vitrine Demo Store", BaseURL: baseURL, Timezone: "Europe/Paris", Currencies: []string{"USD"}}
+		err = db.CreateTenant(ctx, t)
+	}
+	if err != nil {
+		return "", err
+	}
+	u, err := db.UserByLogin(ctx, t, "admin")
+	if schema.ErrorCode(err) == schema.CodeNotFound {
+		u = &schema.User{Login: "admin", Email: "admin@" + slug + ".vitrine.dev", DisplayName: "Demo Admin", Role: schema.RoleAdministrator}
+		err = db.CreateUser(ctx, t, u)
+	}
+	if err != nil {
+		return "", err
+	}
+	err = seedTenant(ctx, db, t, u.ID, seed.Options{Products: products, Posts: posts})
+	if err != nil && !errors.Is(err, seed.ErrNotEmpty) {
+		return "", err
+	}
+	if err := db.DeleteAppPasswords(ctx, t, u.ID, devPasswordName); err != nil {
+		return "", err
+	}
+	return newPassword(ctx, db, key, t, u.ID, devPasswordName)
+}

@@ -1,0 +1,103 @@
+// Command vitrine runs every part of Vitrine: `vitrine dev` runs the whole system in one process;
+// `nats`, `origin`, `relay` and `edge` run the parts as separate processes; the other commands
+// administer a deployment. Configuration comes from flags, each with a VITRINE_* environment
+// variable as its default (DATABASE_URL is honoured too).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `vitrine: a multi-tenant headless store API.
+
+Usage:
+  vitrine dev                 run everything in one process (embedded NATS, migrations, demo store)
+  vitrine nats                run the embedded nats-server (JetStream) standalone
+  vitrine origin              run the origin (write API)
+  vitrine relay               run the relay (outboxes to JetStream)
+  vitrine edge                run an edge node
+  vitrine migrate             create the database if needed and apply migrations
+  vitrine replica rebuild     republish the state stream from the database
+  vitrine tenant create       register a tenant
+  vitrine user create         create a staff user and print its application password
+  vitrine user password       create a new application password for a user
+  vitrine seed                fill an empty tenant with a demo catalog
+
+Run "vitrine <command> -h" for a command's flags.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(2)
+		}
+		fmt.Fprintln(os.Stderr, "vitrine:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, usage)
+		return flag.ErrHelp
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "dev":
+		return runDev(ctx, rest)
+	case "nats":
+		return runNATS(ctx, rest)
+	case "origin":
+		return runOrigin(ctx, rest)
+	case "relay":
+		return runRelay(ctx, rest)
+	case "edge":
+		return runEdge(ctx, rest)
+	case "migrate":
+		return runMigrate(ctx, rest)
+	case "replica":
+		if len(rest) > 0 && rest[0] == "rebuild" {
+			return runRebuild(ctx, rest[1:])
+		}
+	case "tenant":
+		if len(rest) > 0 && rest[0] == "create" {
+			return runTenantCreate(ctx, rest[1:])
+		}
+	case "user":
+		if len(rest) > 0 && rest[0] == "create" {
+			return runUserCreate(ctx, rest[1:])
+		}
+		if len(rest) > 0 && rest[0] == "password" {
+			return runUserPassword(ctx, rest[1:])
+		}
+	case "seed":
+		return runSeed(ctx, rest)
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+		return nil
+	}
+	fmt.Fprint(os.Stderr, usage)
+	return fmt.Errorf("unknown command %q", joinArgs(args))
+}
+
+func joinArgs(args []string) string {
+	if len(args) > 2 {
+		args = args[:2]
+	}
+	s := ""
+	for i, a := range args {
+		if i > 0 {
+			s += " "
+		}
+		s += a
+	}
+	return s
+}

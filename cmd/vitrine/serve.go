@@ -1,0 +1,248 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/VictoriaMetrics/metrics"
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"vitrine/edge"
+	"vitrine/edge/replica"
+	"vitrine/origin"
+	"vitrine/origin/store"
+	"vitrine/sync/feed"
+	"vitrine/sync/natsembed"
+	"vitrine/sync/relay"
+)
+
+// group runs goroutines and waits for them; the first error cancels the others.
+type group struct {
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	err    error
+	cancel context.CancelFunc
+}
+
+func newGroup(ctx context.Context) (*group, context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	return &group{cancel: cancel}, ctx
+}
+
+func (g *group) Go(name string, f func() error) {
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		if err := f(); err != nil {
+			g.mu.Lock()
+			if g.err == nil {
+				g.err = fmt.Errorf("%s: %w", name, err)
+			}
+			g.mu.Unlock()
+			g.cancel()
+		}
+	}()
+}
+
+func (g *group) Wait() error {
+	g.wg.Wait()
+	g.cancel()
+	return g.err
+}
+
+// followStream starts a replica following the state stream with the given filters.
+func followStream(g *group, ctx context.Context, nc *nats.Conn, fc feed.Config, filters []string, rc replica.Config, log *slog.Logger) (*replica.Replica, *feed.Follower, error) {
+	rc.Logger = log
+	rep := replica.New(rc)
+	fol, err := feed.NewFollower(nc, fc, filters, rep, log.With("component", "follower"))
+	if err != nil {
+		return nil, nil, err
+	}
+	g.Go("follower", func() error { return fol.Run(ctx) })
+	return rep, fol, nil
+}
+
+// wakeRelays returns the store's commit hook: it wakes a relay in this process, and relays in
+// other processes through a core NATS hint.
+func wakeRelays(nc *nats.Conn, fc feed.Config, local func() *relay.Relay) func([]store.LogCommit) {
+	return func([]store.LogCommit) {
+		if r := local(); r != nil {
+			r.Wake()
+		}
+		if nc != nil {
+			nc.Publish(fc.WakeSubject(), nil)
+		}
+	}
+}
+
+func runNATS(ctx context.Context, args []string) error {
+	f := newFlags("nats")
+	addr := f.String("addr", "VITRINE_NATS_ADDR", defaultNATSAddr, "client listen address")
+	dir := f.String("store-dir", "VITRINE_NATS_STORE_DIR", filepath.Join(".vitrine", "nats"), "JetStream storage directory")
+	verbose := f.FlagSet.Bool("log", false, "print the server's own log")
+	if err := f.Parse(args); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(*dir, 0o755); err != nil {
+		return err
+	}
+	s, err := natsembed.Start(natsembed.Options{Addr: *addr, StoreDir: *dir, Log: *verbose})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "nats-server %s with JetStream listening on nats://%s (store %s)\n", server.VERSION, *addr, *dir)
+	<-ctx.Done()
+	s.Shutdown()
+	s.WaitForShutdown()
+	return nil
+}
+
+func runOrigin(ctx context.Context, args []string) error {
+	f := newFlags("origin")
+	c := f.common()
+	addr := f.String("addr", "VITRINE_ORIGIN_ADDR", "127.0.0.1:8081", "listen address")
+	ops := f.String("ops-addr", "VITRINE_OPS_ADDR", "127.0.0.1:9091", "address of /metrics, /healthz, /readyz (off to disable)")
+	secret := f.String("secret", "VITRINE_SECRET", "", "server secret keying application password hashes (64 hex digits)")
+	edgeSecret := f.String("edge-secret", "VITRINE_EDGE_SECRET", "", "secret edges present; their X-Forwarded-For is trusted")
+	platformDomain := f.String("platform-domain", "VITRINE_PLATFORM_DOMAIN", "localhost", "tenants resolve as <slug>.<platform-domain>")
+	if err := f.Parse(args); err != nil {
+		return err
+	}
+	key, err := parseSecret(*secret)
+	if err != nil {
+		return err
+	}
+	log := c.logger("origin")
+	nc, err := connectNATS(*c.natsURL, "vitrine-origin", log)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	set := metrics.NewSet()
+	retries := set.NewCounter("vitrine_store_tx_retries_total")
+	fc := c.feed()
+	db, err := c.openDB(ctx, false, store.Config{OnRetry: retries.Inc, OnCommit: wakeRelays(nc, fc, func() *relay.Relay { return nil })})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.Epoch(ctx); err != nil {
+		return err
+	}
+	g, gctx := newGroup(ctx)
+	rep, fol, err := followStream(g, gctx, nc, fc, fc.AllFilters(), replica.Config{PlatformDomain: *platformDomain}, log)
+	if err != nil {
+		return err
+	}
+	srv := origin.New(origin.Config{Secret: key, EdgeSecret: *edgeSecret, Logger: log, Metrics: set}, db, rep)
+	observe(set, "origin", rep, fol, nil)
+	serveOps(gctx, *ops, set, rep.Ready, log)
+	g.Go("origin", func() error { return srv.Run(gctx, *addr) })
+	log.Info("origin listening", "addr", *addr)
+	<-gctx.Done()
+	return g.Wait()
+}
+
+func runRelay(ctx context.Context, args []string) error {
+	f := newFlags("relay")
+	c := f.common()
+	ops := f.String("ops-addr", "VITRINE_OPS_ADDR", "127.0.0.1:9092", "address of /metrics, /healthz, /readyz (off to disable)")
+	leaseTTL := f.Duration("lease-ttl", "VITRINE_RELAY_LEASE_TTL", 0, "relay lease duration (default 10s)")
+	poll := f.Duration("poll", "VITRINE_RELAY_POLL", 0, "outbox poll interval when nothing wakes the relay (default 50ms)")
+	dedup := f.Duration("dedup-window", "VITRINE_DEDUP_WINDOW", 0, "state stream duplicate window (default 2m)")
+	if err := f.Parse(args); err != nil {
+		return err
+	}
+	log := c.logger("relay")
+	nc, err := connectNATS(*c.natsURL, "vitrine-relay", log)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	set := metrics.NewSet()
+	db, err := c.openDB(ctx, false, store.Config{})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	fc := c.feed()
+	fc.DedupWindow = *dedup
+	r, err := relay.New(db, nc, relay.Config{Feed: fc, LeaseTTL: *leaseTTL, Poll: *poll, Logger: log})
+	if err != nil {
+		return err
+	}
+	observe(set, "relay", nil, nil, r)
+	serveOps(ctx, *ops, set, func() bool { return !r.Stats().EpochMismatch }, log)
+	log.Info("relay running")
+	return r.Run(ctx)
+}
+
+// edgeFlags are the flags of an edge, shared by `vitrine edge` and `vitrine dev`.
+type edgeFlags struct {
+	shards, platformDomain, edgeSecret *string
+	cacheBytes                         *int64
+	rateLimit                          *int
+}
+
+func (f flags) edge() edgeFlags {
+	return edgeFlags{
+		shards:         f.String("shards", "VITRINE_SHARDS", "", "comma-separated shards this edge serves (default all)"),
+		platformDomain: f.String("platform-domain", "VITRINE_PLATFORM_DOMAIN", "localhost", "tenants resolve as <slug>.<platform-domain>"),
+		edgeSecret:     f.String("edge-secret", "VITRINE_EDGE_SECRET", "", "secret presented to the origin on forwarded requests"),
+		cacheBytes:     f.Int64("cache-bytes", "VITRINE_CACHE_BYTES", 256<<20, "rendered cache budget in bytes (negative disables the cache)"),
+		rateLimit:      f.Int("rate-limit", "VITRINE_RATE_LIMIT", 6000, "requests per minute per client IP (negative disables)"),
+	}
+}
+
+func startEdge(g *group, ctx context.Context, ef edgeFlags, originURL string, nc *nats.Conn, fc feed.Config, set *metrics.Set, log *slog.Logger) (*edge.Server, *replica.Replica, error) {
+	shards, err := parseShards(*ef.shards)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep, fol, err := followStream(g, ctx, nc, fc, fc.PublicFilters(shards), replica.Config{Shards: shards, PlatformDomain: *ef.platformDomain}, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	srv, err := edge.New(edge.Config{Origin: originURL, EdgeSecret: *ef.edgeSecret, CacheBytes: *ef.cacheBytes,
+		RateLimit: *ef.rateLimit, Logger: log, Metrics: set}, rep)
+	if err != nil {
+		return nil, nil, err
+	}
+	observe(set, "edge", rep, fol, nil)
+	return srv, rep, nil
+}
+
+func runEdge(ctx context.Context, args []string) error {
+	f := newFlags("edge")
+	c := f.common()
+	ef := f.edge()
+	addr := f.String("addr", "VITRINE_EDGE_ADDR", "127.0.0.1:8080", "listen address")
+	originURL := f.String("origin-url", "VITRINE_ORIGIN_URL", "http://127.0.0.1:8081", "origin base URL")
+	ops := f.String("ops-addr", "VITRINE_OPS_ADDR", "127.0.0.1:9093", "address of /metrics, /healthz, /readyz (off to disable)")
+	if err := f.Parse(args); err != nil {
+		return err
+	}
+	log := c.logger("edge")
+	nc, err := connectNATS(*c.natsURL, "vitrine-edge", log)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	set := metrics.NewSet()
+	g, gctx := newGroup(ctx)
+	srv, rep, err := startEdge(g, gctx, ef, *originURL, nc, c.feed(), set, log)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	serveOps(gctx, *ops, set, rep.Ready, log)
+	g.Go("edge", func() error { return srv.Run(gctx, *addr) })
+	log.Info("edge listening", "addr", *addr, "origin", *originURL)
+	<-gctx.Done()
+	return g.Wait()
+}

@@ -1,0 +1,215 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/valyala/fasthttp"
+
+	"vitrine/schema"
+)
+
+// statusOf is the one table from error codes to HTTP statuses. A handler that knows better
+// (WordPress's 401-versus-403 rule) sets schema.Error.Status.
+var statusOf = map[schema.Code]int{
+	schema.CodeInvalid:       fasthttp.StatusBadRequest,
+	schema.CodeNotFound:      fasthttp.StatusNotFound,
+	schema.CodeConflict:      fasthttp.StatusConflict,
+	schema.CodeUnauthorized:  fasthttp.StatusUnauthorized,
+	schema.CodeForbidden:     fasthttp.StatusForbidden,
+	schema.CodeTooLarge:      fasthttp.StatusRequestEntityTooLarge,
+	schema.CodeUnsupported:   fasthttp.StatusUnsupportedMediaType,
+	schema.CodeRateLimited:   fasthttp.StatusTooManyRequests,
+	schema.CodeUnavailable:   fasthttp.StatusServiceUnavailable,
+	schema.CodeNotReady:      fasthttp.StatusServiceUnavailable,
+	schema.CodeGone:          fasthttp.StatusGone,
+	schema.CodeNotAllowed:    fasthttp.StatusMethodNotAllowed,
+	schema.CodeUnprocessable: fasthttp.StatusUnprocessableEntity,
+	schema.CodeInternal:      fasthttp.StatusInternalServerError,
+}
+
+// Status returns the HTTP status of an error.
+func Status(e *schema.Error) int {
+	if e.Status != 0 {
+		return e.Status
+	}
+	if s, ok := statusOf[e.Code]; ok {
+		return s
+	}
+	return fasthttp.StatusInternalServerError
+}
+
+// cmsCodeOf derives a WordPress error code when the error does not carry one.
+var cmsCodeOf = map[schema.Code]string{
+	schema.CodeInvalid:       "rest_invalid_param",
+	schema.CodeNotFound:      "rest_no_route",
+	schema.CodeConflict:      "rest_conflict",
+	schema.CodeUnauthorized:  "rest_not_logged_in",
+	schema.CodeForbidden:     "rest_forbidden",
+	schema.CodeTooLarge:      "rest_request_too_large",
+	schema.CodeUnsupported:   "rest_unsupported_media_type",
+	schema.CodeRateLimited:   "rest_rate_limited",
+	schema.CodeUnavailable:   "rest_unavailable",
+	schema.CodeNotReady:      "rest_unavailable",
+	schema.CodeGone:          "rest_already_trashed",
+	schema.CodeNotAllowed:    "rest_no_route",
+	schema.CodeUnprocessable: "rest_invalid_param",
+	schema.CodeInternal:      "rest_internal_error",
+}
+
+// Content types of the two interfaces.
+var (
+	ContentTypeCommerce = []byte("application/json; charset=utf-8")
+	ContentTypeCMS      = []byte("application/json; charset=UTF-8")
+)
+
+// ContentType returns the JSON content type of an interface.
+func ContentType(iface schema.Interface) []byte {
+	if iface == schema.CMS {
+		return ContentTypeCMS
+	}
+	return ContentTypeCommerce
+}
+
+type commerceError struct {
+	Error     string `json:"error"`
+	Code      string `json:"code"`
+	Field     string `json:"field,omitempty"`
+	RequestID string `json:"request_id"`
+}
+
+type cmsError struct {
+	Code    string  `json:"code"`
+	Message string  `json:"message"`
+	Data    cmsData `json:"data"`
+}
+
+type cmsData struct {
+	Status  int                      `json:"status"`
+	Params  any                      `json:"params,omitempty"`
+	Details map[string]cmsErrDetails `json:"details,omitempty"`
+}
+
+type cmsErrDetails struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data"`
+}
+
+// WriteError answers with err in the interface's error shape. Non-*schema.Error values become a
+// generic internal error: their text never reaches the caller.
+func WriteError(ctx *fasthttp.RequestCtx, iface schema.Interface, err error) {
+	e := schema.AsError(err)
+	status := Status(e)
+	ctx.Response.ResetBody()
+	ctx.SetStatusCode(status)
+	ctx.Response.Header.SetContentTypeBytes(ContentType(iface))
+	ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
+	if e.RetryAfter > 0 {
+		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, strconv.Itoa(e.RetryAfter))
+	}
+	var body []byte
+	if iface == schema.CMS {
+		body, _ = json.Marshal(cmsErrorBody(e, status))
+	} else {
+		body, _ = json.Marshal(commerceError{Error: e.Message, Code: string(e.Code), Field: e.Field,
+			RequestID: string(ctx.Response.Header.Peek(HeaderRequestID))})
+	}
+	ctx.SetBody(body)
+}
+
+func cmsErrorBody(e *schema.Error, status int) cmsError {
+	code := e.CMSCode
+	if code == "" {
+		code = cmsCodeOf[e.Code]
+	}
+	out := cmsError{Code: code, Message: e.Message, Data: cmsData{Status: status}}
+	switch code {
+	case "rest_invalid_param":
+		if len(e.Params) > 0 {
+			names := make([]string, 0, len(e.Params))
+			for n := range e.Params {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			out.Message = "Invalid parameter(s): " + strings.Join(names, ", ")
+			out.Data.Params = e.Params
+			out.Data.Details = map[string]cmsErrDetails{}
+			for n, msg := range e.Params {
+				out.Data.Details[n] = cmsErrDetails{Code: detailCode(msg), Message: msg, Data: nil}
+			}
+		} else if e.Field != "" {
+			out.Message = "Invalid parameter(s): " + e.Field
+			out.Data.Params = map[string]string{e.Field: e.Message}
+		}
+	case "rest_missing_callback_param":
+		names := strings.Split(strings.TrimPrefix(e.Message, "Missing parameter(s): "), ", ")
+		out.Data.Params = names
+	}
+	return out
+}
+
+// detailCode guesses the WordPress code of one parameter message.
+func detailCode(msg string) string {
+	switch {
+	case strings.Contains(msg, "is not of type"):
+		return "rest_invalid_type"
+	case strings.Contains(msg, "is not one of"):
+		return "rest_not_in_enum"
+	case strings.Contains(msg, "must be between"), strings.Contains(msg, "greater than"), strings.Contains(msg, "less than"):
+		return "rest_out_of_bounds"
+	case strings.Contains(msg, "at most") && strings.Contains(msg, "items"):
+		return "rest_too_many_items"
+	}
+	return "rest_invalid_param"
+}
+
+// NotFound answers the 404 of an unknown route, which is also the answer for an unknown tenant.
+func NotFound(ctx *fasthttp.RequestCtx, iface schema.Interface) {
+	if iface == schema.CMS {
+		WriteError(ctx, iface, &schema.Error{Code: schema.CodeNotFound, CMSCode: "rest_no_route",
+			Message: "No route was found matching the URL and request method."})
+		return
+	}
+	WriteError(ctx, iface, &schema.Error{Code: schema.CodeNotFound, Message: "Not found"})
+}
+
+// NotReady answers for a tenant whose replica has not had its first checkpoint.
+func NotReady(ctx *fasthttp.RequestCtx, iface schema.Interface) {
+	WriteError(ctx, iface, &schema.Error{Code: schema.CodeNotReady, CMSCode: "rest_replica_not_ready",
+		Message: "This store is still loading; retry shortly", RetryAfter: 1})
+}
+
+// WriteJSON answers with v encoded as JSON.
+func WriteJSON(ctx *fasthttp.RequestCtx, iface schema.Interface, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		WriteError(ctx, iface, err)
+		return
+	}
+	ctx.SetStatusCode(status)
+	ctx.Response.Header.SetContentTypeBytes(ContentType(iface))
+	ctx.SetBody(body)
+}
+
+// ServerErrorHandler answers fasthttp's own request errors (a malformed request, an oversized
+// body, a read timeout) in the interface's error shape instead of fasthttp's plain text.
+func ServerErrorHandler(ctx *fasthttp.RequestCtx, err error) {
+	iface, _ := Classify(ctx)
+	switch {
+	case err == fasthttp.ErrBodyTooLarge:
+		WriteError(ctx, iface, &schema.Error{Code: schema.CodeTooLarge, CMSCode: "rest_request_too_large", Message: "request body too large"})
+	case isTimeout(err):
+		WriteError(ctx, iface, &schema.Error{Code: schema.CodeInvalid, Message: "request read timed out", Status: fasthttp.StatusRequestTimeout})
+	default:
+		WriteError(ctx, iface, &schema.Error{Code: schema.CodeInvalid, Message: "malformed HTTP request"})
+	}
+	ctx.SetConnectionClose()
+}
+
+func isTimeout(err error) bool {
+	t, ok := err.(interface{ Timeout() bool })
+	return ok && t.Timeout()
+}

@@ -1,0 +1,168 @@
+// Package pipeline is the request pipeline that edges and the origin share: which interface a
+// request addresses (commerce or CMS), request ids, CORS per interface, errors in each
+// interface's shape with one code-to-status table, routing from the route table, and the
+// fasthttp server settings (body limits, timeouts).
+//
+// # Invariants
+//
+//   - An unknown tenant and an unknown route answer the same 404 in the interface's shape.
+//   - Commerce CORS allows any origin and never credentials; CMS CORS sends WordPress's headers
+//     and never Access-Control-Allow-Credentials: true.
+//   - Every response carries X-Request-Id.
+//   - Nothing here keeps a *fasthttp.RequestCtx or its byte slices after a handler returns.
+//   - The hot-path helpers (Classify, RequestIDs.Next, CORS) do not allocate.
+package pipeline
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/valyala/fasthttp"
+
+	"vitrine/schema"
+)
+
+// Classify returns the interface a request addresses and its route: for the CMS, the rest_route
+// value of "/index.php?rest_route=…" (or "/?rest_route=…"), without a trailing slash; for the
+// commerce interface, the URL path.
+func Classify(ctx *fasthttp.RequestCtx) (schema.Interface, []byte) {
+	path := ctx.Path()
+	if string(path) == "/index.php" || string(path) == "/" {
+		if rr := ctx.QueryArgs().Peek("rest_route"); len(rr) > 0 {
+			if len(rr) > 1 && rr[len(rr)-1] == '/' {
+				rr = rr[:len(rr)-1]
+			}
+			return schema.CMS, rr
+		}
+	}
+	return schema.Commerce, path
+}
+
+// RequestIDs generates request ids: a random per-process prefix and a counter, so ids are unique
+// across processes without coordination.
+type RequestIDs struct {
+	prefix [12]byte
+	n      atomic.Uint64
+}
+
+// NewRequestIDs returns a generator with a fresh random prefix.
+func NewRequestIDs() *RequestIDs {
+	g := &RequestIDs{}
+	var b [6]byte
+	rand.Read(b[:])
+	hex.Encode(g.prefix[:], b[:])
+	return g
+}
+
+// Next appends a new id to dst.
+func (g *RequestIDs) Next(dst []byte) []byte {
+	dst = append(dst, g.prefix[:]...)
+	dst = append(dst, '-')
+	return strconv.AppendUint(dst, g.n.Add(1), 36)
+}
+
+// HeaderRequestID is the request id header, on requests (propagated) and responses.
+const HeaderRequestID = "X-Request-Id"
+
+// ValidRequestID reports whether a caller-sent request id may be propagated: 1–128 characters of
+// letters, digits, '.', '_', '-'. Anything else is replaced, so ids never carry injection.
+func ValidRequestID(id []byte) bool {
+	if len(id) == 0 || len(id) > 128 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// AssignRequestID sets the response's X-Request-Id: the caller's when valid, else a new one. It
+// returns the id (a slice of the response header, valid until the handler returns).
+func AssignRequestID(ctx *fasthttp.RequestCtx, g *RequestIDs) []byte {
+	if in := ctx.Request.Header.Peek(HeaderRequestID); ValidRequestID(in) {
+		ctx.Response.Header.SetBytesV(HeaderRequestID, in)
+	} else {
+		var buf [48]byte
+		ctx.Response.Header.SetBytesV(HeaderRequestID, g.Next(buf[:0]))
+	}
+	return ctx.Response.Header.Peek(HeaderRequestID)
+}
+
+// Commerce CORS. The request headers are the spec's plus the additive Vitrine-Min-Version and
+// Idempotency-Key; the exposed ones are what a browser client needs to read its versions, rate
+// limits and request id.
+var (
+	commerceAllowHeaders  = []byte("Content-Type, Accept, Authorization, X-Cart-Session, X-Session-Id, X-Tenant-Slug, X-Requested-With, Vitrine-Min-Version, Idempotency-Key")
+	commerceExposeHeaders = []byte("Vitrine-Write-Version, Vitrine-Replica-Version, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, X-Request-Id")
+	commerceAllowMethods  = []byte("GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS")
+	cmsExposeHeaders      = []byte("X-WP-Total, X-WP-TotalPages, Link")
+	cmsAllowHeaders       = []byte("Authorization, X-WP-Nonce, Content-Disposition, Content-MD5, Content-Type")
+	cmsAllowMethods       = []byte("OPTIONS, GET, POST, PUT, PATCH, DELETE")
+	star                  = []byte("*")
+	varyOrigin            = []byte("Origin")
+	maxAge                = []byte("86400")
+)
+
+// CommerceAllowHeaders is the commerce Access-Control-Allow-Headers value (tests).
+func CommerceAllowHeaders() string { return string(commerceAllowHeaders) }
+
+// CORS adds the interface's CORS response headers. Commerce: any origin, no credentials. CMS:
+// WordPress's headers, echoing the Origin (with Vary: Origin), never credentials.
+func CORS(h *fasthttp.ResponseHeader, iface schema.Interface, origin []byte) {
+	if iface == schema.CMS {
+		h.SetBytesV("Access-Control-Expose-Headers", cmsExposeHeaders)
+		h.SetBytesV("Access-Control-Allow-Headers", cmsAllowHeaders)
+		if len(origin) > 0 {
+			h.SetBytesV("Access-Control-Allow-Origin", origin)
+			h.SetBytesV("Access-Control-Allow-Methods", cmsAllowMethods)
+			h.AddBytesV("Vary", varyOrigin)
+		}
+		return
+	}
+	if len(origin) > 0 {
+		h.SetBytesV("Access-Control-Allow-Origin", star)
+		h.SetBytesV("Access-Control-Expose-Headers", commerceExposeHeaders)
+	}
+}
+
+// Preflight answers a CORS preflight (OPTIONS with Access-Control-Request-Method) and reports
+// whether it did.
+func Preflight(ctx *fasthttp.RequestCtx, iface schema.Interface) bool {
+	if !ctx.IsOptions() || len(ctx.Request.Header.Peek("Access-Control-Request-Method")) == 0 {
+		return false
+	}
+	h := &ctx.Response.Header
+	CORS(h, iface, ctx.Request.Header.Peek("Origin"))
+	if iface == schema.Commerce {
+		h.SetBytesV("Access-Control-Allow-Methods", commerceAllowMethods)
+		h.SetBytesV("Access-Control-Allow-Headers", commerceAllowHeaders)
+	}
+	h.SetBytesV("Access-Control-Max-Age", maxAge)
+	ctx.SetStatusCode(fasthttp.StatusNoContent)
+	return true
+}
+
+// IsAnonymous reports whether a request carries no credential: no Authorization header and no
+// cookie. Only anonymous requests may be answered from shared caches.
+func IsAnonymous(ctx *fasthttp.RequestCtx) bool {
+	return len(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization)) == 0 && len(ctx.Request.Header.Peek(fasthttp.HeaderCookie)) == 0
+}
+
+// ClientIP returns the client address of a request: the connection's peer, or, when the peer is
+// trusted (an authenticated edge), the last address of X-Forwarded-For.
+func ClientIP(ctx *fasthttp.RequestCtx, trustForwarded bool) []byte {
+	if trustForwarded {
+		if xff := ctx.Request.Header.Peek(fasthttp.HeaderXForwardedFor); len(xff) > 0 {
+			if i := bytes.LastIndexByte(xff, ','); i >= 0 {
+				xff = xff[i+1:]
+			}
+			return bytes.TrimSpace(xff)
+		}
+	}
+	return []byte(ctx.RemoteIP().String())
+}

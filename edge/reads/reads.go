@@ -1,0 +1,431 @@
+// Package reads answers the read routes from a replica: it parses a route's arguments, queries a
+// tenant's Snapshot and renders the body in the interface's shape, with the cache dependencies
+// that vouch for it. Edges cache what it renders; the origin answers with it directly. Both use
+// this one implementation, so an entity reads the same at the edge and at the origin.
+//
+// # Invariants
+//
+//   - Dependencies are read before the Snapshot (see package replica), so a body is never cached
+//     under counters newer than the state it shows.
+//   - Absolute URLs come from the tenant's canonical base URL, never from the request.
+//   - Only successful public answers are cacheable; errors and private views never are.
+package reads
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"vitrine/edge/cache"
+	"vitrine/edge/replica"
+	"vitrine/schema"
+)
+
+// Viewer is who is reading. The zero Viewer is anonymous.
+type Viewer struct {
+	// User is the authenticated staff user, or nil.
+	User *schema.User
+	// PostPassword is a post password the caller gave (?password=).
+	PostPassword string
+}
+
+// Request is one read to answer.
+type Request struct {
+	Route  *schema.Route
+	Tenant *replica.Tenant
+	// Param returns a path parameter ("slug", "id").
+	Param func(name string) string
+	// Query returns a query parameter and whether it was sent.
+	Query  func(name string) (string, bool)
+	Viewer Viewer
+}
+
+// Response is a rendered read.
+type Response struct {
+	Status  int
+	Body    []byte
+	Headers [][2][]byte
+	// Deps validate a cached copy; nil when the response must not be cached.
+	Deps []cache.Dep
+	// Err is set for an error answer (Body is then empty; the transport renders Err).
+	Err error
+}
+
+// Cacheable reports whether the response may be stored in the shared cache.
+func (r *Response) Cacheable() bool { return r.Err == nil && r.Deps != nil && r.Status == 200 }
+
+// deps reads the counters of the classes and items a body depends on. Every body depends on the
+// tenant object itself (retired on re-bootstrap) and its registry entry.
+func deps(t *replica.Tenant, classes []replica.Class, items ...*cacheItem) []cache.Dep {
+	d := make([]cache.Dep, 0, 2+len(classes)+len(items))
+	d = append(d, cache.Dep{Ctr: &t.Retired, Val: t.Retired.Load()})
+	site := t.Counter(replica.Site)
+	d = append(d, cache.Dep{Ctr: site, Val: site.Load()})
+	for _, c := range classes {
+		ctr := t.Counter(c)
+		d = append(d, cache.Dep{Ctr: ctr, Val: ctr.Load()})
+	}
+	for _, it := range items {
+		ctr := t.ItemCounter(it.kind, it.id)
+		d = append(d, cache.Dep{Ctr: ctr, Val: ctr.Load()})
+	}
+	return d
+}
+
+type cacheItem struct {
+	kind schema.Kind
+	id   int64
+}
+
+// Answer renders the response to a read route.
+func Answer(req *Request) Response {
+	args, err := schema.ParseArgs(req.Route, req.Query)
+	if err != nil {
+		return Response{Err: err}
+	}
+	info := req.Tenant.Info()
+	if info == nil {
+		return Response{Err: &schema.Error{Code: schema.CodeNotReady, Message: "This store is still loading; retry shortly", RetryAfter: 1}}
+	}
+	switch req.Route.Name {
+	case "products.list":
+		return productsList(req, args, info)
+	case "products.featured":
+		return productsFeatured(req, args, info)
+	case "products.item":
+		return productItem(req, args, info)
+	case "products.variants":
+		return productVariants(req, args, info)
+	case "categories.list":
+		return categoriesList(req, info)
+	case "currencies.list":
+		return currenciesList(req, info)
+	case "cms.posts.list":
+		return postsList(req, args, info)
+	case "cms.posts.get":
+		return postItem(req, args, info)
+	}
+	return Response{Err: fmt.Errorf("reads: no read handler for route %s", req.Route.Name)}
+}
+
+func ok(v any, d []cache.Dep, headers ...[2][]byte) Response {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return Response{Err: err}
+	}
+	return Response{Status: 200, Body: b, Deps: d, Headers: headers}
+}
+
+// pricing resolves the currency of a request: the currency argument or the store's default. The
+// currency must be enabled in the registry and described in the catalog.
+func pricing(s *replica.Snapshot, info *schema.Tenant, code string) (schema.Pricing, error) {
+	def := s.Currency(info.DefaultCurrency())
+	if def == nil {
+		def = &schema.Currency{Code: info.DefaultCurrency(), Exponent: 2, Rate: "1"}
+	}
+	if code == "" || code == def.Code {
+		return schema.Pricing{Currency: def, Default: def}, nil
+	}
+	enabled := false
+	for _, c := range info.Currencies {
+		enabled = enabled || c == code
+	}
+	cur := s.Currency(code)
+	if !enabled || cur == nil {
+		return schema.Pricing{}, &schema.Error{Code: schema.CodeInvalid, Field: "currency", CMSCode: "rest_invalid_param",
+			Message: "currency " + strconv.Quote(code) + " is not enabled for this store",
+			Params:  map[string]string{"currency": "currency is not one of " + strings.Join(info.Currencies, ", ") + "."}}
+	}
+	return schema.Pricing{Currency: cur, Default: def}, nil
+}
+
+var catalogClasses = []replica.Class{replica.Catalog, replica.Taxonomy, replica.Currencies}
+
+func productsList(req *Request, args *schema.Args, info *schema.Tenant) Response {
+	d := deps(req.Tenant, catalogClasses)
+	s := req.Tenant.Snapshot()
+	pr, err := pricing(s, info, args.Str("currency"))
+	if err != nil {
+		return Response{Err: err}
+	}
+	page, perPage := int(args.Int("page")), int(args.Int("per_page"))
+	items, total := s.Products((page-1)*perPage, perPage)
+	out := schema.Page[schema.ProductView]{Data: make([]schema.ProductView, 0, len(items)), Page: page, PerPage: perPage, Total: total}
+	out.TotalPages = (total + perPage - 1) / perPage
+	for _, p := range items {
+		out.Data = append(out.Data, schema.RenderProduct(p, s.Variants(p.ID), s.Category, pr, info.BaseURL, false))
+	}
+	query := givenQuery(args, "per_page", "currency")
+	if page < out.TotalPages {
+		u := schema.PageURL(info.BaseURL, req.Route.Path, query, page+1)
+		out.Next = &u
+	}
+	if page > 1 && total > 0 {
+		u := schema.PageURL(info.BaseURL, req.Route.Path, query, min(page-1, max(out.TotalPages, 1)))
+		out.Prev = &u
+	}
+	return ok(out, d)
+}
+
+// givenQuery renders the arguments the caller gave (in declaration order) as a query string, for
+// pagination links.
+func givenQuery(args *schema.Args, names ...string) string {
+	var parts []string
+	for _, n := range names {
+		v := args.Get(n)
+		if !v.Given {
+			continue
+		}
+		switch {
+		case v.Str != "":
+			parts = append(parts, n+"="+v.Str)
+		default:
+			parts = append(parts, n+"="+strconv.FormatInt(v.Int, 10))
+		}
+	}
+	return strings.Join(parts, "&")
+}
+
+func productsFeatured(req *Request, args *schema.Args, info *schema.Tenant) Response {
+	d := deps(req.Tenant, catalogClasses)
+	s := req.Tenant.Snapshot()
+	pr, err := pricing(s, info, args.Str("currency"))
+	if err != nil {
+		return Response{Err: err}
+	}
+	items := s.Featured(int(args.Int("limit")))
+	out := schema.List[schema.ProductView]{Data: make([]schema.ProductView, 0, len(items))}
+	for _, p := range items {
+		out.Data = append(out.Data, schema.RenderProduct(p, s.Variants(p.ID), s.Category, pr, info.BaseURL, false))
+	}
+	return ok(out, d)
+}
+
+var productNotFound = &schema.Error{Code: schema.CodeNotFound, Message: "product not found"}
+
+// productBySlug finds the public product of the slug path parameter. Its page depends on the
+// product's own counter, read before the snapshot.
+func productBySlug(req *Request, classes []replica.Class) (*replica.Snapshot, *schema.Product, []cache.Dep) {
+	slug := req.Param("slug")
+	// The id behind a slug is only known from a snapshot; read one to find it, take the
+	// dependencies, then read the snapshot again so that the body is not newer than them.
+	first := req.Tenant.Snapshot().ProductBySlug(slug)
+	if first == nil {
+		return req.Tenant.Snapshot(), nil, nil
+	}
+	d := deps(req.Tenant, classes, &cacheItem{schema.KindProduct, int64(first.ID)})
+	s := req.Tenant.Snapshot()
+	p := s.ProductBySlug(slug)
+	return s, p, d
+}
+
+func productItem(req *Request, args *schema.Args, info *schema.Tenant) Response {
+	s, p, d := productBySlug(req, []replica.Class{replica.Taxonomy, replica.Currencies})
+	if p == nil {
+		return Response{Err: productNotFound}
+	}
+	pr, err := pricing(s, info, args.Str("currency"))
+	if err != nil {
+		return Response{Err: err}
+	}
+	return ok(schema.RenderProduct(p, s.Variants(p.ID), s.Category, pr, info.BaseURL, true), d)
+}
+
+func productVariants(req *Request, args *schema.Args, info *schema.Tenant) Response {
+	s, p, d := productBySlug(req, []replica.Class{replica.Currencies})
+	if p == nil {
+		return Response{Err: productNotFound}
+	}
+	pr, err := pricing(s, info, args.Str("currency"))
+	if err != nil {
+		return Response{Err: err}
+	}
+	vs := s.Variants(p.ID)
+	out := schema.List[schema.VariantView]{Data: make([]schema.VariantView, 0, len(vs))}
+	for _, v := range vs {
+		out.Data = append(out.Data, schema.RenderVariant(v, p, pr))
+	}
+	return ok(out, d)
+}
+
+func categoriesList(req *Request, info *schema.Tenant) Response {
+	d := deps(req.Tenant, []replica.Class{replica.Taxonomy})
+	s := req.Tenant.Snapshot()
+	return ok(schema.List[*schema.CategoryNode]{Data: schema.BuildCategoryTree(s.Categories())}, d)
+}
+
+func currenciesList(req *Request, info *schema.Tenant) Response {
+	d := deps(req.Tenant, []replica.Class{replica.Currencies})
+	s := req.Tenant.Snapshot()
+	cs := s.Currencies()
+	out := schema.List[schema.CurrencyView]{Data: make([]schema.CurrencyView, 0, len(cs))}
+	for _, c := range cs {
+		out.Data = append(out.Data, schema.CurrencyView{Code: c.Code, Name: c.Name, Symbol: c.Symbol, Exponent: c.Exponent,
+			Rate: c.Rate, Default: c.Code == info.DefaultCurrency()})
+	}
+	return ok(out, d)
+}
+
+func site(info *schema.Tenant) schema.Site {
+	loc, err := time.LoadLocation(info.Timezone)
+	if err != nil {
+		loc = time.UTC
+	}
+	return schema.Site{Base: info.BaseURL, Loc: loc}
+}
+
+// canEdit reports whether the viewer may see everything of posts (drafts, edit context).
+func canEdit(v Viewer) bool { return v.User != nil && v.User.Role.Can(schema.CapEditPosts) }
+
+// forbidden builds WordPress's 401-or-403 error: 401 for an anonymous caller, 403 for a user who
+// lacks the capability.
+func forbidden(v Viewer, code, msg string) error {
+	status := 401
+	if v.User != nil {
+		status = 403
+	}
+	return &schema.Error{Code: schema.CodeForbidden, CMSCode: code, Message: msg, Status: status}
+}
+
+func postsList(req *Request, args *schema.Args, info *schema.Tenant) Response {
+	v := req.Viewer
+	context := args.Str("context")
+	if context == "edit" && !canEdit(v) {
+		return Response{Err: forbidden(v, "rest_forbidden_context", "Sorry, you are not allowed to edit posts in this post type.")}
+	}
+	q := replica.PostQuery{OrderBy: args.Str("orderby"), Asc: args.Str("order") == "asc", Slugs: args.Get("slug").Strs}
+	for _, st := range args.Get("status").Strs {
+		if st == "any" {
+			q.Statuses = append(q.Statuses, schema.StatusPublish, schema.StatusFuture, schema.StatusDraft, schema.StatusPending, schema.StatusPrivate)
+			continue
+		}
+		q.Statuses = append(q.Statuses, schema.PostStatus(st))
+	}
+	for _, st := range q.Statuses {
+		if st != schema.StatusPublish && !canEdit(v) {
+			return Response{Err: &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_invalid_param", Field: "status",
+				Message: "Status is forbidden.", Status: statusForbiddenStatus(v), Params: map[string]string{"status": "Status is forbidden."}}}
+		}
+	}
+	for _, id := range args.Get("include").Ints {
+		q.Include = append(q.Include, schema.PostID(id))
+	}
+	for _, id := range args.Get("exclude").Ints {
+		q.Exclude = append(q.Exclude, schema.PostID(id))
+	}
+	page, perPage := int(args.Int("page")), int(args.Int("per_page"))
+	q.Offset, q.Limit = (page-1)*perPage, perPage
+	if canEdit(v) {
+		q.Scope = replica.Full
+	}
+	var d []cache.Dep
+	if v.User == nil {
+		d = deps(req.Tenant, []replica.Class{replica.Posts})
+	}
+	s := req.Tenant.Snapshot()
+	posts, total := s.Posts(q)
+	totalPages := (total + perPage - 1) / perPage
+	if total > 0 && page > totalPages {
+		return Response{Err: &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_post_invalid_page_number",
+			Message: "The page number requested is larger than the number of pages available."}}
+	}
+	st := site(info)
+	out := make([]*schema.PostView, 0, len(posts))
+	for _, p := range posts {
+		out = append(out, schema.RenderPost(p, schema.PostRender{Context: context, Unlocked: canEdit(v), Allow: allowFor(v)}, st))
+	}
+	headers := [][2][]byte{
+		{[]byte("X-WP-Total"), []byte(strconv.Itoa(total))},
+		{[]byte("X-WP-TotalPages"), []byte(strconv.Itoa(totalPages))},
+	}
+	if link := pageLinks(st, req, page, totalPages); link != "" {
+		headers = append(headers, [2][]byte{[]byte("Link"), []byte(link)})
+	}
+	return ok(out, d, headers...)
+}
+
+// statusForbiddenStatus is the status of a forbidden status filter: WordPress nests
+// rest_forbidden_status in a 400 rest_invalid_param for anonymous and unprivileged callers alike.
+func statusForbiddenStatus(Viewer) int { return 400 }
+
+func allowFor(v Viewer) []string {
+	if canEdit(v) {
+		return []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
+	}
+	return []string{"GET"}
+}
+
+// pageLinks renders a collection's Link header: rel="prev" and rel="next" URLs carrying the
+// caller's declared arguments and the other page number.
+func pageLinks(st schema.Site, req *Request, page, totalPages int) string {
+	var query []string
+	for _, a := range req.Route.Args {
+		if a.Name == "page" {
+			continue
+		}
+		if v, ok := req.Query(a.Name); ok {
+			query = append(query, a.Name+"="+v)
+		}
+	}
+	base := st.RestURL(req.Route.Path)
+	link := func(n int, rel string) string {
+		u := base
+		for _, q := range query {
+			u += "&" + q
+		}
+		return "<" + u + "&page=" + strconv.Itoa(n) + ">; rel=\"" + rel + "\""
+	}
+	var parts []string
+	if page > 1 && totalPages > 0 {
+		parts = append(parts, link(min(page-1, totalPages), "prev"))
+	}
+	if page < totalPages {
+		parts = append(parts, link(page+1, "next"))
+	}
+	return strings.Join(parts, ", ")
+}
+
+var postNotFound = &schema.Error{Code: schema.CodeNotFound, CMSCode: "rest_post_invalid_id", Message: "Invalid post ID."}
+
+func postItem(req *Request, args *schema.Args, info *schema.Tenant) Response {
+	v := req.Viewer
+	id, err := strconv.ParseInt(req.Param("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return Response{Err: postNotFound}
+	}
+	context := args.Str("context")
+	scope := replica.Public
+	if canEdit(v) {
+		scope = replica.Full
+	}
+	var d []cache.Dep
+	if v.User == nil && v.PostPassword == "" {
+		d = deps(req.Tenant, nil, &cacheItem{schema.KindPost, id})
+	}
+	s := req.Tenant.Snapshot()
+	p := s.Post(schema.PostID(id), scope)
+	if p == nil || (scope == replica.Public && !p.Public()) {
+		return Response{Err: postNotFound}
+	}
+	if context == "edit" && !canEdit(v) {
+		return Response{Err: forbidden(v, "rest_forbidden_context", "Sorry, you are not allowed to edit this post.")}
+	}
+	unlocked := canEdit(v)
+	if p.Protected || p.Password != "" {
+		if pw := args.Str("password"); pw != "" && !unlocked {
+			// Only the origin's full replica holds the password; an edge never sees one (it
+			// forwards requests that carry a password).
+			full := s.Post(schema.PostID(id), replica.Full)
+			if full.Password == "" || full.Password != pw {
+				return Response{Err: &schema.Error{Code: schema.CodeForbidden, CMSCode: "rest_post_incorrect_password",
+					Message: "Incorrect post password.", Status: 403}}
+			}
+			p, unlocked = full, true
+		}
+	}
+	st := site(info)
+	view := schema.RenderPost(p, schema.PostRender{Context: context, Unlocked: unlocked, Allow: allowFor(v)}, st)
+	return ok(view, d, [2][]byte{[]byte("Link"), []byte("<" + st.PostLink(p.ID) + ">; rel=\"alternate\"; type=text/html")})
+}

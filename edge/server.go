@@ -1,0 +1,593 @@
+// Package edge is Vitrine's edge node: a fasthttp server answering anonymous public reads from
+// an in-memory replica of the public read model, with a rendered-response cache, and forwarding
+// everything else to the origin.
+//
+// # Overview
+//
+// A request goes through one pipeline (package pipeline): its tenant comes from the Host header
+// (a custom domain, or a subdomain of the platform domain) or X-Tenant-Slug; an unknown tenant
+// answers the same 404 as an unknown route. Then CORS per interface, the per-IP rate limit, the
+// tenant's readiness, and the read floor (Vitrine-Min-Version or vitrine_min_version: the edge
+// waits, bounded, for its replica to reach it, and answers 503 rather than older data).
+//
+// An anonymous GET is first looked up in the rendered cache under its raw key (tenant, route,
+// query minus vitrine_min_version): a hit is served with no routing, no rendering, no
+// compression and no allocation. A miss is routed through the route table; a route the edge
+// answers is rendered from the replica (package reads) and cached under its canonical key
+// (declared arguments only) and under the raw key; any other request is forwarded to the origin,
+// and a forwarded write is held until the edge has applied its Vitrine-Write-Version, so a client
+// reading through the same edge sees its own write.
+//
+// # Invariants
+//
+//   - A miss never goes to the origin: public reads answer from the replica, even with the origin
+//     down.
+//   - Per-request headers (request id, CORS, rate limits, versions) are added at serve time and
+//     never cached; cached bodies carry absolute URLs from the tenant's canonical base only.
+//   - Handlers keep nothing of a *fasthttp.RequestCtx after they return.
+package edge
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+	"github.com/valyala/fasthttp"
+
+	"vitrine/edge/cache"
+	"vitrine/edge/pipeline"
+	"vitrine/edge/reads"
+	"vitrine/edge/replica"
+	"vitrine/schema"
+)
+
+// Config configures an edge. Zero values mean the defaults.
+type Config struct {
+	// Origin is the origin's base URL ("http://127.0.0.1:8081").
+	Origin string
+	// EdgeSecret authenticates this edge to the origin (Vitrine-Edge-Auth).
+	EdgeSecret string
+	// CacheBytes is the rendered cache's budget (default 256 MiB; negative disables the cache).
+	CacheBytes int64
+	// RateLimit is requests per minute per client IP (default 6000; negative disables).
+	RateLimit int
+	// WriteWait bounds how long a forwarded write's response is held for the edge to apply its
+	// version (default 100ms).
+	WriteWait time.Duration
+	// FloorWait bounds how long a read with a version floor waits before answering 503 (default
+	// 2s).
+	FloorWait time.Duration
+	// MaxWaiters caps concurrent floor waits; more answer 503 at once (default 10000).
+	MaxWaiters int64
+	// MaxFloorAhead refuses (400) a floor further than this above the highest version the edge
+	// has seen of the tenant: no write made it, so waiting would only park the request
+	// (default 1000000).
+	MaxFloorAhead int64
+	// ForwardTimeout bounds a forwarded request (default 30s).
+	ForwardTimeout time.Duration
+	// MaxBodyBytes bounds request bodies (default 1 MiB).
+	MaxBodyBytes int
+	Logger       *slog.Logger
+	// Metrics receives the edge's metrics (default: a new set).
+	Metrics *metrics.Set
+}
+
+// Server is an edge node. Its Handler is safe for concurrent use.
+type Server struct {
+	cfg    Config
+	log    *slog.Logger
+	rep    *replica.Replica
+	cache  *cache.Cache
+	router *pipeline.Router
+	fwd    *forwarder
+	lim    *limiter
+	ids    *pipeline.RequestIDs
+	http   *pipeline.HTTPMetrics
+
+	hits, misses, fills, notModified, forwarded, forwardErrors *metrics.Counter
+	floorTimeouts, writeWaitTimeouts                           *metrics.Counter
+	waiters                                                    atomic.Int64
+}
+
+// New returns an edge serving rep.
+func New(cfg Config, rep *replica.Replica) (*Server, error) {
+	if cfg.CacheBytes == 0 {
+		cfg.CacheBytes = 256 << 20
+	}
+	if cfg.RateLimit == 0 {
+		cfg.RateLimit = 6000
+	}
+	if cfg.WriteWait == 0 {
+		cfg.WriteWait = 100 * time.Millisecond
+	}
+	if cfg.FloorWait == 0 {
+		cfg.FloorWait = 2 * time.Second
+	}
+	if cfg.MaxWaiters == 0 {
+		cfg.MaxWaiters = 10000
+	}
+	if cfg.MaxFloorAhead == 0 {
+		cfg.MaxFloorAhead = 1_000_000
+	}
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = 1 << 20
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = metrics.NewSet()
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger.With("component", "edge"), rep: rep, ids: pipeline.NewRequestIDs(),
+		http: pipeline.NewHTTPMetrics(cfg.Metrics, "edge")}
+	var err error
+	if s.fwd, err = newForwarder(cfg.Origin, cfg.EdgeSecret, cfg.ForwardTimeout); err != nil {
+		return nil, err
+	}
+	if cfg.CacheBytes > 0 {
+		if s.cache, err = cache.New(cache.Config{MaxBytes: cfg.CacheBytes}); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.RateLimit > 0 {
+		s.lim = newLimiter(cfg.RateLimit, 1<<20)
+	}
+	s.router = pipeline.NewRouter(schema.Routes, func(r *schema.Route) pipeline.Handler {
+		if r.Server != schema.AtEdge {
+			return nil // not found here: forwarded
+		}
+		return s.read
+	})
+	m := cfg.Metrics
+	s.hits = m.NewCounter(`vitrine_edge_cache_hits_total`)
+	s.misses = m.NewCounter(`vitrine_edge_cache_misses_total`)
+	s.fills = m.NewCounter(`vitrine_edge_cache_fills_total`)
+	s.notModified = m.NewCounter(`vitrine_edge_not_modified_total`)
+	s.forwarded = m.NewCounter(`vitrine_edge_forwarded_total`)
+	s.forwardErrors = m.NewCounter(`vitrine_edge_forward_errors_total`)
+	s.floorTimeouts = m.NewCounter(`vitrine_edge_floor_timeouts_total`)
+	s.writeWaitTimeouts = m.NewCounter(`vitrine_edge_write_wait_timeouts_total`)
+	m.NewGauge(`vitrine_edge_floor_waiters`, func() float64 { return float64(s.waiters.Load()) })
+	return s, nil
+}
+
+// Close releases the cache.
+func (s *Server) Close() {
+	if s.cache != nil {
+		s.cache.Close()
+	}
+}
+
+// HTTPServer returns the fasthttp server to run the edge with.
+func (s *Server) HTTPServer() *fasthttp.Server {
+	return &fasthttp.Server{
+		Handler:               s.Handler,
+		ErrorHandler:          pipeline.ServerErrorHandler,
+		NoDefaultServerHeader: true,
+		NoDefaultContentType:  true,
+		ReadTimeout:           10 * time.Second,
+		WriteTimeout:          s.cfg.ForwardTimeout + 10*time.Second,
+		IdleTimeout:           60 * time.Second,
+		MaxRequestBodySize:    s.cfg.MaxBodyBytes,
+		CloseOnShutdown:       true,
+	}
+}
+
+var (
+	headerTenantSlug       = []byte("X-Tenant-Slug")
+	headerReplicaVersion   = "Vitrine-Replica-Version"
+	headerWriteVersion     = "Vitrine-Write-Version"
+	headerMinVersion       = "Vitrine-Min-Version"
+	cacheControlPublic     = []byte("public, no-cache")
+	cacheControlPrivate    = []byte("private, no-store")
+	varyAcceptEncoding     = []byte("Accept-Encoding")
+	noindex                = []byte("noindex")
+	nosniff                = []byte("nosniff")
+	allowGet               = []byte("GET")
+	stateKey               = "vitrine.edge.request"
+	contentTypeCommerce    = string(pipeline.ContentTypeCommerce)
+	contentTypeCMS         = string(pipeline.ContentTypeCMS)
+	pathHealthz, pathReady = []byte("/healthz"), []byte("/readyz")
+)
+
+// request is the state a routed read needs; it lives for one request (misses only).
+type request struct {
+	iface     schema.Interface
+	tenant    *replica.Tenant
+	cacheable bool
+	rawKey    []byte
+}
+
+// Handler serves one request.
+func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
+	path := ctx.Path()
+	if bytes.Equal(path, pathHealthz) || bytes.Equal(path, pathReady) {
+		s.health(ctx, path)
+		return
+	}
+	iface, route := pipeline.Classify(ctx)
+	rid := pipeline.AssignRequestID(ctx, s.ids)
+	t := s.rep.Lookup(ctx.Host(), ctx.Request.Header.PeekBytes(headerTenantSlug))
+	origin := ctx.Request.Header.Peek(fasthttp.HeaderOrigin)
+	if t == nil {
+		pipeline.CORS(&ctx.Response.Header, iface, origin)
+		pipeline.NotFound(ctx, iface)
+		s.http.Count(pipeline.RouteNotFound, 404)
+		return
+	}
+	if pipeline.Preflight(ctx, iface) {
+		s.http.Count(pipeline.RoutePreflight, ctx.Response.StatusCode())
+		return
+	}
+	pipeline.CORS(&ctx.Response.Header, iface, origin)
+	if !s.rateLimit(ctx, iface) {
+		return
+	}
+	if !t.Ready() {
+		pipeline.NotReady(ctx, iface)
+		s.http.Count(pipeline.RouteNotFound, 503)
+		return
+	}
+	floor, err := minVersion(ctx)
+	if err != nil {
+		pipeline.WriteError(ctx, iface, err)
+		return
+	}
+	if floor > t.Version() && !s.waitFloor(ctx, iface, t, floor) {
+		return
+	}
+	cacheable := s.cache != nil && (ctx.IsGet() || ctx.IsHead()) && pipeline.IsAnonymous(ctx) && !ctx.QueryArgs().Has("password")
+	var kb [512]byte
+	var raw []byte
+	if cacheable {
+		raw = rawKey(kb[:0], t, iface, route, ctx.URI().QueryString())
+		if raw != nil {
+			if e := s.cache.Get(cache.Hash(raw), raw, ctx.Time().UnixNano()); e != nil {
+				s.hits.Inc()
+				s.serve(ctx, iface, t, e)
+				return
+			}
+		}
+	}
+	h := s.router.Lookup(ctx, iface, ctx.Method(), route)
+	if h == nil || !pipeline.IsAnonymous(ctx) || ctx.QueryArgs().Has("password") {
+		// Not a route the edge answers, or a request the replica must not answer (credentials,
+		// a post password): the origin answers it from its full replica.
+		s.forward(ctx, iface, t, rid)
+		return
+	}
+	ctx.SetUserValue(stateKey, &request{iface: iface, tenant: t, cacheable: cacheable && raw != nil, rawKey: bytes.Clone(raw)})
+	h(ctx)
+}
+
+// rawKey builds the cache key of a request as it came: tenant, interface, route and the query
+// minus the routing and read-floor parameters. It returns nil when the key does not fit dst (such
+// a request is simply not looked up raw).
+func rawKey(dst []byte, t *replica.Tenant, iface schema.Interface, route, query []byte) []byte {
+	if len(t.Slug)+len(route)+len(query)+8 > cap(dst) {
+		return nil
+	}
+	dst = append(dst, 'r', byte('0'+iface))
+	dst = append(dst, t.Slug...)
+	dst = append(dst, 0)
+	dst = append(dst, route...)
+	dst = append(dst, 0)
+	for len(query) > 0 {
+		seg := query
+		if i := bytes.IndexByte(query, '&'); i >= 0 {
+			seg, query = query[:i], query[i+1:]
+		} else {
+			query = nil
+		}
+		if len(seg) == 0 || bytes.HasPrefix(seg, []byte("rest_route=")) || bytes.HasPrefix(seg, []byte("vitrine_min_version=")) {
+			continue
+		}
+		dst = append(dst, seg...)
+		dst = append(dst, '&')
+	}
+	return dst
+}
+
+// canonicalKey builds the key of a read from its route, path parameters and declared arguments.
+func canonicalKey(t *replica.Tenant, r *schema.Route, ctx *fasthttp.RequestCtx, args *schema.Args) []byte {
+	k := make([]byte, 0, 128)
+	k = append(k, 'c')
+	k = append(k, t.Slug...)
+	k = append(k, 0)
+	k = append(k, r.Name...)
+	k = append(k, 0)
+	k = append(k, pipeline.Param(ctx, "slug")...)
+	k = append(k, pipeline.Param(ctx, "id")...)
+	k = append(k, 0)
+	return args.AppendKey(k)
+}
+
+func queryGetter(ctx *fasthttp.RequestCtx) func(string) (string, bool) {
+	q := ctx.QueryArgs()
+	return func(name string) (string, bool) {
+		if !q.Has(name) {
+			return "", false
+		}
+		return string(q.Peek(name)), true
+	}
+}
+
+// read answers a route the edge serves: from the cache under its canonical key, else rendered
+// from the replica and cached.
+func (s *Server) read(ctx *fasthttp.RequestCtx, r *schema.Route) {
+	st := ctx.UserValue(stateKey).(*request)
+	t, iface := st.tenant, st.iface
+	s.misses.Inc()
+	var ck []byte
+	if st.cacheable {
+		args, err := schema.ParseArgs(r, queryGetter(ctx))
+		if err != nil {
+			s.fail(ctx, iface, r, err)
+			return
+		}
+		ck = canonicalKey(t, r, ctx, args)
+		if e := s.cache.Get(cache.Hash(ck), ck, ctx.Time().UnixNano()); e != nil {
+			s.alias(e, st.rawKey)
+			s.serve(ctx, iface, t, e)
+			return
+		}
+	}
+	resp := reads.Answer(&reads.Request{Route: r, Tenant: t, Query: queryGetter(ctx),
+		Param: func(name string) string { return pipeline.Param(ctx, name) }})
+	if resp.Err != nil {
+		s.fail(ctx, iface, r, resp.Err)
+		return
+	}
+	headers := resp.Headers
+	if iface == schema.CMS && !hasHeader(headers, "Link") {
+		if info := t.Info(); info != nil {
+			headers = append(headers, [2][]byte{[]byte("Link"), []byte("<" + schema.CanonicalBaseURL(info.BaseURL) + "/index.php?rest_route=/>; rel=\"https://api.w.org/\"")})
+		}
+	}
+	if !st.cacheable || !resp.Cacheable() {
+		// Nothing to keep: answer without pre-compressing.
+		s.writeUncached(ctx, iface, t, r, resp.Status, resp.Body, headers)
+		return
+	}
+	contentType := contentTypeCommerce
+	if iface == schema.CMS {
+		contentType = contentTypeCMS
+	}
+	e := cache.Build(ck, resp.Status, contentType, resp.Body, resp.Deps, 0, headers, pipeline.RouteIndex(r))
+	s.cache.Put(cache.Hash(ck), e)
+	s.alias(e, st.rawKey)
+	s.fills.Inc()
+	s.serve(ctx, iface, t, e)
+}
+
+// writeUncached answers a rendered body that is not cached.
+func (s *Server) writeUncached(ctx *fasthttp.RequestCtx, iface schema.Interface, t *replica.Tenant, r *schema.Route, status int, body []byte, headers [][2][]byte) {
+	h := &ctx.Response.Header
+	for _, kv := range headers {
+		h.SetBytesKV(kv[0], kv[1])
+	}
+	h.SetBytesV(fasthttp.HeaderCacheControl, cacheControlPublic)
+	if iface == schema.CMS {
+		h.SetBytesV("X-Robots-Tag", noindex)
+		h.SetBytesV("X-Content-Type-Options", nosniff)
+		h.SetBytesV(fasthttp.HeaderAllow, allowGet)
+	}
+	h.SetContentTypeBytes(pipeline.ContentType(iface))
+	s.setReplicaVersion(ctx, t)
+	ctx.SetStatusCode(status)
+	ctx.SetBody(body)
+	s.http.Count(pipeline.RouteIndex(r), status)
+}
+
+func hasHeader(h [][2][]byte, name string) bool {
+	for _, kv := range h {
+		if string(kv[0]) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// alias stores e under the raw key of a request too, sharing its bodies.
+func (s *Server) alias(e *cache.Entry, raw []byte) {
+	if raw == nil || bytes.Equal(raw, e.Key) {
+		return
+	}
+	a := *e
+	a.Key = raw
+	s.cache.Put(cache.Hash(raw), &a)
+}
+
+func (s *Server) fail(ctx *fasthttp.RequestCtx, iface schema.Interface, r *schema.Route, err error) {
+	pipeline.WriteError(ctx, iface, err)
+	s.setReplicaVersion(ctx, ctx.UserValue(stateKey).(*request).tenant)
+	s.http.Count(pipeline.RouteIndex(r), ctx.Response.StatusCode())
+}
+
+// serve writes a cached or freshly rendered entry with the per-request headers.
+func (s *Server) serve(ctx *fasthttp.RequestCtx, iface schema.Interface, t *replica.Tenant, e *cache.Entry) {
+	h := &ctx.Response.Header
+	h.SetBytesV(fasthttp.HeaderETag, e.ETag)
+	h.SetBytesV(fasthttp.HeaderCacheControl, cacheControlPublic)
+	h.AddBytesV(fasthttp.HeaderVary, varyAcceptEncoding)
+	s.setReplicaVersion(ctx, t)
+	for _, kv := range e.Headers {
+		h.SetBytesKV(kv[0], kv[1])
+	}
+	if iface == schema.CMS {
+		h.SetBytesV("X-Robots-Tag", noindex)
+		h.SetBytesV("X-Content-Type-Options", nosniff)
+		h.SetBytesV(fasthttp.HeaderAllow, allowGet)
+	}
+	if inm := ctx.Request.Header.Peek(fasthttp.HeaderIfNoneMatch); len(inm) > 0 && etagMatches(inm, e.ETag) {
+		ctx.SetStatusCode(fasthttp.StatusNotModified)
+		s.notModified.Inc()
+		s.http.Count(e.Route, fasthttp.StatusNotModified)
+		return
+	}
+	body, enc := e.Body(ctx.Request.Header.Peek(fasthttp.HeaderAcceptEncoding))
+	if enc != nil {
+		h.SetBytesV(fasthttp.HeaderContentEncoding, enc)
+	}
+	h.SetContentTypeBytes(e.ContentType)
+	ctx.SetStatusCode(e.Status)
+	ctx.Response.SetBodyRaw(body)
+	s.http.Count(e.Route, e.Status)
+}
+
+// etagMatches reports whether an If-None-Match value names etag ("*", a list, weak forms).
+func etagMatches(inm, etag []byte) bool {
+	for len(inm) > 0 {
+		var tok []byte
+		if i := bytes.IndexByte(inm, ','); i >= 0 {
+			tok, inm = inm[:i], inm[i+1:]
+		} else {
+			tok, inm = inm, nil
+		}
+		tok = bytes.TrimSpace(tok)
+		tok = bytes.TrimPrefix(tok, []byte("W/"))
+		if bytes.Equal(tok, etag) || (len(tok) == 1 && tok[0] == '*') {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) setReplicaVersion(ctx *fasthttp.RequestCtx, t *replica.Tenant) {
+	var b [20]byte
+	ctx.Response.Header.SetBytesV(headerReplicaVersion, strconv.AppendInt(b[:0], t.Version(), 10))
+}
+
+// rateLimit spends a token of the client's bucket; when none is left it answers 429.
+func (s *Server) rateLimit(ctx *fasthttp.RequestCtx, iface schema.Interface) bool {
+	if s.lim == nil {
+		return true
+	}
+	ok, remaining, retry := s.lim.allow(ctx.RemoteIP(), ctx.Time().UnixNano())
+	var b [20]byte
+	h := &ctx.Response.Header
+	h.SetBytesV("RateLimit-Limit", strconv.AppendInt(b[:0], int64(s.cfg.RateLimit), 10))
+	h.SetBytesV("RateLimit-Remaining", strconv.AppendInt(b[:0], int64(remaining), 10))
+	if ok {
+		return true
+	}
+	h.SetBytesV("RateLimit-Reset", strconv.AppendInt(b[:0], int64(retry), 10))
+	pipeline.WriteError(ctx, iface, &schema.Error{Code: schema.CodeRateLimited, CMSCode: "rest_rate_limited",
+		Message: "Too many requests; retry later", RetryAfter: retry})
+	s.http.Count(pipeline.RouteNotFound, 429)
+	return false
+}
+
+// minVersion returns the read floor of a request: the larger of Vitrine-Min-Version and
+// vitrine_min_version (0 when neither is sent).
+func minVersion(ctx *fasthttp.RequestCtx) (int64, error) {
+	var floor int64
+	for _, v := range [2][]byte{ctx.Request.Header.Peek(headerMinVersion), ctx.QueryArgs().Peek("vitrine_min_version")} {
+		if len(v) == 0 {
+			continue
+		}
+		n, err := fasthttp.ParseUint(v)
+		if err != nil {
+			return 0, &schema.Error{Code: schema.CodeInvalid, Field: "vitrine_min_version", CMSCode: "rest_invalid_param",
+				Message: "Vitrine-Min-Version must be a non-negative integer", Params: map[string]string{"vitrine_min_version": "vitrine_min_version is not of type integer."}}
+		}
+		floor = max(floor, int64(n))
+	}
+	return floor, nil
+}
+
+// waitFloor holds a read until the tenant reaches floor, within FloorWait. It answers (and
+// returns false) when the floor is refused or not reached in time.
+func (s *Server) waitFloor(ctx *fasthttp.RequestCtx, iface schema.Interface, t *replica.Tenant, floor int64) bool {
+	if floor > t.Seen()+s.cfg.MaxFloorAhead {
+		pipeline.WriteError(ctx, iface, &schema.Error{Code: schema.CodeInvalid, Field: "vitrine_min_version", CMSCode: "rest_invalid_param",
+			Message: "Vitrine-Min-Version is far above any version this store has written",
+			Params:  map[string]string{"vitrine_min_version": "vitrine_min_version is far above any version this store has written."}})
+		s.setReplicaVersion(ctx, t)
+		return false
+	}
+	if s.waiters.Add(1) > s.cfg.MaxWaiters {
+		s.waiters.Add(-1)
+		s.behind(ctx, iface, t)
+		return false
+	}
+	reached := t.WaitFor(floor, s.cfg.FloorWait)
+	s.waiters.Add(-1)
+	if !reached {
+		s.floorTimeouts.Inc()
+		s.behind(ctx, iface, t)
+	}
+	return reached
+}
+
+func (s *Server) behind(ctx *fasthttp.RequestCtx, iface schema.Interface, t *replica.Tenant) {
+	pipeline.WriteError(ctx, iface, &schema.Error{Code: schema.CodeUnavailable, CMSCode: "rest_replica_behind",
+		Message: "This edge has not caught up with the requested version yet; retry shortly", RetryAfter: 1})
+	s.setReplicaVersion(ctx, t)
+	s.http.Count(pipeline.RouteNotFound, 503)
+}
+
+// forward sends a request to the origin. A successful write's response is held until the edge
+// has applied the write's version (bounded by WriteWait).
+func (s *Server) forward(ctx *fasthttp.RequestCtx, iface schema.Interface, t *replica.Tenant, rid []byte) {
+	s.forwarded.Inc()
+	id := bytes.Clone(rid)
+	err := s.fwd.forward(ctx, id, t.Slug)
+	ctx.Response.Header.SetBytesV(pipeline.HeaderRequestID, id)
+	if err != nil {
+		s.forwardErrors.Inc()
+		s.log.Warn("origin unavailable", "err", err, "request_id", string(id))
+		pipeline.CORS(&ctx.Response.Header, iface, ctx.Request.Header.Peek(fasthttp.HeaderOrigin))
+		pipeline.WriteError(ctx, iface, &schema.Error{Code: schema.CodeUnavailable, CMSCode: "rest_origin_unavailable",
+			Message: "The store's origin is unavailable; retry shortly", RetryAfter: 1})
+		s.setReplicaVersion(ctx, t)
+		s.http.Count(pipeline.RouteForwarded, ctx.Response.StatusCode())
+		return
+	}
+	pipeline.CORS(&ctx.Response.Header, iface, ctx.Request.Header.Peek(fasthttp.HeaderOrigin))
+	if status := ctx.Response.StatusCode(); status >= 200 && status < 300 {
+		if wv := ctx.Response.Header.Peek(headerWriteVersion); len(wv) > 0 {
+			if v, err := fasthttp.ParseUint(wv); err == nil && !t.WaitFor(int64(v), s.cfg.WriteWait) {
+				s.writeWaitTimeouts.Inc()
+			}
+		}
+	}
+	s.setReplicaVersion(ctx, t)
+	if len(ctx.Response.Header.Peek(fasthttp.HeaderCacheControl)) == 0 {
+		ctx.Response.Header.SetBytesV(fasthttp.HeaderCacheControl, cacheControlPrivate)
+	}
+	s.http.Count(pipeline.RouteForwarded, ctx.Response.StatusCode())
+}
+
+// health answers /healthz (the process is up) and /readyz (every served tenant has had its first
+// checkpoint).
+func (s *Server) health(ctx *fasthttp.RequestCtx, path []byte) {
+	ctx.Response.Header.SetContentTypeBytes(pipeline.ContentTypeCommerce)
+	ctx.Response.Header.SetBytesV(fasthttp.HeaderCacheControl, cacheControlPrivate)
+	if bytes.Equal(path, pathHealthz) || s.rep.Ready() {
+		ctx.SetBodyString(`{"status":"ok"}`)
+	} else {
+		ctx.SetStatusCode(fasthttp.StatusServiceUnavailable)
+		ctx.SetBodyString(`{"status":"bootstrapping"}`)
+	}
+	s.http.Count(pipeline.RouteOps, ctx.Response.StatusCode())
+}
+
+// Run serves on addr until ctx ends, then drains.
+func (s *Server) Run(ctx context.Context, addr string) error {
+	srv := s.HTTPServer()
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe(addr) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return srv.ShutdownWithContext(sctx)
+	}
+}

@@ -1,0 +1,535 @@
+package origin
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/valyala/fasthttp"
+
+	"vitrine/edge/pipeline"
+	"vitrine/origin/store"
+	"vitrine/schema"
+)
+
+// productInput is the body of product create and update: every field optional, so that PATCH
+// takes any subset. Create requires title and prices.
+type productInput struct {
+	Slug        *string               `json:"slug"`
+	Title       *string               `json:"title"`
+	Description *string               `json:"description"`
+	Status      *schema.ProductStatus `json:"status"`
+	Featured    *bool                 `json:"featured"`
+	Prices      *schema.Prices        `json:"prices"`
+	Images      *[]schema.Image       `json:"images"`
+	CategoryIDs *[]schema.CategoryID  `json:"category_ids"`
+	// Variants is accepted on create only: the product's variants, created with it.
+	Variants *[]variantInput `json:"variants"`
+}
+
+func (in *productInput) apply(p *schema.Product) {
+	set(&p.Slug, in.Slug)
+	set(&p.Title, in.Title)
+	set(&p.Description, in.Description)
+	set(&p.Status, in.Status)
+	set(&p.Featured, in.Featured)
+	set(&p.Prices, in.Prices)
+	set(&p.Images, in.Images)
+	set(&p.CategoryIDs, in.CategoryIDs)
+}
+
+// variantInput is the body of variant create and update.
+type variantInput struct {
+	SKU      *string          `json:"sku"`
+	Title    *string          `json:"title"`
+	Options  *[]schema.Option `json:"options"`
+	Prices   *schema.Prices   `json:"prices"`
+	Stock    *int64           `json:"stock"`
+	Position *int             `json:"position"`
+}
+
+func (in *variantInput) apply(v *store.StockedVariant) {
+	set(&v.SKU, in.SKU)
+	set(&v.Title, in.Title)
+	set(&v.Options, in.Options)
+	set(&v.Prices, in.Prices)
+	set(&v.Stock, in.Stock)
+	set(&v.Position, in.Position)
+}
+
+type categoryInput struct {
+	Slug        *string            `json:"slug"`
+	Name        *string            `json:"name"`
+	Description *string            `json:"description"`
+	ParentID    *schema.CategoryID `json:"parent_id"`
+	Position    *int               `json:"position"`
+}
+
+type currencyInput struct {
+	Code     *string `json:"code"`
+	Name     *string `json:"name"`
+	Symbol   *string `json:"symbol"`
+	Exponent *int    `json:"exponent"`
+	Rate     *string `json:"rate"`
+}
+
+func set[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+// AdminProduct is a product as the admin API shows it: with its variants and their stock.
+type AdminProduct struct {
+	*schema.Product
+	Variants []*store.StockedVariant `json:"variants"`
+}
+
+func (s *Server) catalogHandlers() {
+	s.handlers["admin.products.list"] = s.listProducts
+	s.handlers["admin.products.create"] = s.createProduct
+	s.handlers["admin.products.get"] = s.getProduct
+	s.handlers["admin.products.update"] = s.updateProduct
+	s.handlers["admin.products.delete"] = s.deleteProduct
+	s.handlers["admin.variants.list"] = s.listVariants
+	s.handlers["admin.variants.create"] = s.createVariant
+	s.handlers["admin.variants.get"] = s.getVariant
+	s.handlers["admin.variants.update"] = s.updateVariant
+	s.handlers["admin.variants.delete"] = s.deleteVariant
+	s.handlers["admin.categories.create"] = s.createCategory
+	s.handlers["admin.categories.update"] = s.updateCategory
+	s.handlers["admin.categories.delete"] = s.deleteCategory
+	s.handlers["admin.currencies.create"] = s.createCurrency
+	s.handlers["admin.currencies.update"] = s.updateCurrency
+	s.handlers["admin.currencies.delete"] = s.deleteCurrency
+}
+
+// pathID parses an integer id path parameter; anything else is the 404 of the resource.
+func pathID(ctx *fasthttp.RequestCtx, what string) (int64, error) {
+	id, err := strconv.ParseInt(pipeline.Param(ctx, "id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, &schema.Error{Code: schema.CodeNotFound, Message: what + " not found"}
+	}
+	return id, nil
+}
+
+// jsonBody checks the content type of a write and decodes its body into v.
+func jsonBody(ctx *fasthttp.RequestCtx, v any) error {
+	ct := ctx.Request.Header.ContentType()
+	if len(ctx.Request.Body()) > 0 && len(ct) > 0 && !strings.HasPrefix(strings.ToLower(string(ct)), "application/json") {
+		return &schema.Error{Code: schema.CodeUnsupported, Message: "request body must be application/json"}
+	}
+	return decodeJSON(ctx.Request.Body(), v)
+}
+
+func (s *Server) listProducts(ctx *fasthttp.RequestCtx, rq *request) {
+	args, err := schema.ParseArgs(rq.route, func(n string) (string, bool) {
+		return string(ctx.QueryArgs().Peek(n)), ctx.QueryArgs().Has(n)
+	})
+	if err != nil {
+		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		return
+	}
+	page, perPage := int(args.Int("page")), int(args.Int("per_page"))
+	var out schema.Page[AdminProduct]
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		ps, total, err := tx.ListProducts(ctx, rq.info, args.Str("status"), (page-1)*perPage, perPage)
+		if err != nil {
+			return err
+		}
+		out = schema.Page[AdminProduct]{Data: make([]AdminProduct, 0, len(ps)), Page: page, PerPage: perPage, Total: total,
+			TotalPages: (total + perPage - 1) / perPage}
+		for _, p := range ps {
+			vs, err := tx.Variants(ctx, rq.info, p.ID)
+			if err != nil {
+				return err
+			}
+			out.Data = append(out.Data, AdminProduct{p, nonNil(vs)})
+		}
+		return nil
+	})
+	s.answer(ctx, rq, err, out)
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// answer writes a read-only admin answer or its error.
+func (s *Server) answer(ctx *fasthttp.RequestCtx, rq *request, err error, v any) {
+	if err != nil {
+		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		return
+	}
+	ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
+	s.replicaVersion(ctx, rq.tenant)
+	pipeline.WriteJSON(ctx, rq.iface, 200, v)
+	s.http.Count(pipeline.RouteIndex(rq.route), 200)
+}
+
+// write runs fn as one replicated write and answers with status and the value fn left in out.
+func (s *Server) write(ctx *fasthttp.RequestCtx, rq *request, status int, fn func(tx *store.Tx) (any, error)) {
+	var out any
+	commits, err := s.db.WriteTx(ctx, func(tx *store.Tx) error {
+		var err error
+		out, err = fn(tx)
+		return err
+	})
+	if err != nil {
+		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		return
+	}
+	s.written(ctx, rq, commits, status, out)
+}
+
+func (s *Server) createProduct(ctx *fasthttp.RequestCtx, rq *request) {
+	var in productInput
+	if err := jsonBody(ctx, &in); err != nil {
+		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		return
+	}
+	if in.Title == nil {
+		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), schema.Invalid("title", "title is required"))
+		return
+	}
+	if in.Prices == nil {
+		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), schema.Invalid("prices", "prices is required"))
+		return
+	}
+	s.write(ctx, rq, fasthttp.StatusCreated, func(tx *store.Tx) (any, error) {
+		p := &schema.Product{Status: schema.ProductDraft}
+		in.apply(p)
+		if in.Slug == nil {
+			slug, err := s.freeSlug(ctx, tx, rq.info, schema.Slugify(p.Title))
+			if err != nil {
+				return nil, err
+			}
+			p.Slug = slug
+		}
+		if err := tx.CreateProduct(ctx, rq.info, p); err != nil {
+			return nil, err
+		}
+		variants := []variantInput{{}}
+		if in.Variants != nil {
+			variants = *in.Variants
+		}
+		if len(variants) > store.MaxVariantsPerProduct {
+			return nil, schema.Invalid("variants", "a product has at most %d variants", store.MaxVariantsPerProduct)
+		}
+		out := AdminProduct{Product: p, Variants: []*store.StockedVariant{}}
+		for i, vin := range variants {
+			v := &store.StockedVariant{Variant: schema.Variant{ProductID: p.ID, Position: i}}
+			vin.apply(v)
+			if v.SKU == "" && vin.SKU == nil {
+				v.SKU = defaultSKU(p.Slug, i, len(variants))
+			}
+			if err := tx.CreateVariant(ctx, rq.info, v); err != nil {
+				return nil, prefixField(err, "variants["+strconv.Itoa(i)+"]")
+			}
+			out.Variants = append(out.Variants, v)
+		}
+		return out, nil
+	})
+}
+
+// freeSlug returns base, or base-2, base-3… when taken: a slug derived from a title never
+// conflicts (an explicit slug that conflicts is a 409).
+func (s *Server) freeSlug(ctx *fasthttp.RequestCtx, tx *store.Tx, t *schema.Tenant, base string) (string, error) {
+	if base == "" {
+		base = "product"
+	}
+	for _, r := range schema.ReservedProductSlugs() {
+		if base == r {
+			base += "-product"
+		}
+	}
+	for n := 1; ; n++ {
+		slug := base
+		if n > 1 {
+			slug = base + "-" + strconv.Itoa(n)
+		}
+		taken, err := tx.ProductSlugTaken(ctx, t, slug)
+		if err != nil || !taken {
+			return slug, err
+		}
+	}
+}
+
+func defaultSKU(slug string, i, n int) string {
+	sku := strings.ToUpper(slug)
+	if len(sku) > 90 {
+		sku = sku[:90]
+	}
+	if n > 1 {
+		sku += "-" + strconv.Itoa(i+1)
+	}
+	return sku
+}
+
+// prefixField names the element of a list a validation error came from.
+func prefixField(err error, prefix string) error {
+	if e, ok := err.(*schema.Error); ok && e.Field != "" {
+		c := *e
+		c.Field = prefix + "." + e.Field
+		c.Message = prefix + ": " + e.Message
+		return &c
+	}
+	return err
+}
+
+func (s *Server) getProduct(ctx *fasthttp.RequestCtx, rq *request) {
+	id, err := pathID(ctx, "product")
+	var out AdminProduct
+	if err == nil {
+		err = s.db.Tx(ctx, func(tx *store.Tx) error {
+			p, err := tx.Product(ctx, rq.info, schema.ProductID(id))
+			if err != nil {
+				return err
+			}
+			vs, err := tx.Variants(ctx, rq.info, p.ID)
+			out = AdminProduct{p, nonNil(vs)}
+			return err
+		})
+	}
+	s.answer(ctx, rq, err, out)
+}
+
+func (s *Server) updateProduct(ctx *fasthttp.RequestCtx, rq *request) {
+	id, err := pathID(ctx, "product")
+	var in productInput
+	if err == nil {
+		err = jsonBody(ctx, &in)
+	}
+	if err == nil && in.Variants != nil {
+		err = schema.Invalid("variants", "variants are changed through /api/admin/variants/{id}")
+	}
+	if err != nil {
+		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		return
+	}
+	s.write(ctx, rq, 200, func(tx *store.Tx) (any, error) {
+		old, err := tx.Product(ctx, rq.info, schema.ProductID(id))
+		if err != nil {
+			return nil, err
+		}
+		p := *old
+		in.apply(&p)
+		if err := tx.UpdateProduct(ctx, rq.info, old, &p); err != nil {
+			return nil, err
+		}
+		vs, err := tx.Variants(ctx, rq.info, p.ID)
+		return AdminProduct{&p, nonNil(vs)}, err
+	})
+}
+
+func (s *Server) deleteProduct(ctx *fasthttp.RequestCtx, rq *request) {
+	id, err := pathID(ctx, "product")
+	if err != nil {
+		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		return
+	}
+	s.write(ctx, rq, 200, func(tx *store.Tx) (any, error) {
+		p, err := tx.DeleteProduct(ctx, rq.info, schema.ProductID(id))
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"deleted": true, "id": p.ID}, nil
+	})
+}
+
+func (s *Server) listVariants(ctx *fasthttp.RequestCtx, rq *request) {
+	id, err := pathID(ctx, "product")
+	var out schema.List[*store.StockedVariant]
+	if err == nil {
+		err = s.db.Tx(ctx, func(tx *store.Tx) error {
+			if _, err := tx.Product(ctx, rq.info, schema.ProductID(id)); err != nil {
+				return err
+			}
+			vs, err := tx.Variants(ctx, rq.info, schema.ProductID(id))
+			out.Data = nonNil(vs)
+			return err
+		})
+	}
+	s.answer(ctx, rq, err, out)
+}
+
+func (s *Server) createVariant(ctx *fasthttp.RequestCtx, rq *request) {
+	id, err := pathID(ctx, "product")
+	var in variantInput
+	if err == nil {
+		err = jsonBody(ctx, &in)
+	}
+	if err == nil && in.SKU == nil {
+		err = schema.Invalid("sku", "sku is required")
+	}
+	if err != nil {
+		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		return
+	}
+	s.write(ctx, rq, fasthttp.StatusCreated, func(tx *store.Tx) (any, error) {
+		v := &store.StockedVariant{Variant: schema.Variant{ProductID: schema.ProductID(id)}}
+		in.apply(v)
+		return v, tx.CreateVariant(ctx, rq.info, v)
+	})
+}
+
+func (s *Server) getVariant(ctx *fasthttp.RequestCtx, rq *request) {
+	id, err := pathID(ctx, "variant")
+	var out *store.StockedVariant
+	if err == nil {
+		err = s.db.Tx(ctx, func(tx *store.Tx) error {
+			var err error
+			out, err = tx.Variant(ctx, rq.info, schema.VariantID(id))
+			return err
+		})
+	}
+	s.answer(ctx, rq, err, out)
+}
+
+func (s *Server) updateVariant(ctx *fasthttp.RequestCtx, rq *request) {
+	id, err := pathID(ctx, "variant")
+	var in variantInput
+	if err == nil {
+		err = jsonBody(ctx, &in)
+	}
+	if err != nil {
+		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		return
+	}
+	s.write(ctx, rq, 200, func(tx *store.Tx) (any, error) {
+		old, err := tx.Variant(ctx, rq.info, schema.VariantID(id))
+		if err != nil {
+			return nil, err
+		}
+		v := *old
+		in.apply(&v)
+		return &v, tx.UpdateVariant(ctx, rq.info, old, &v)
+	})
+}
+
+func (s *Server) deleteVariant(ctx *fasthttp.RequestCtx, rq *request) {
+	id, err := pathID(ctx, "variant")
+	if err != nil {
+		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		return
+	}
+	s.write(ctx, rq, 200, func(tx *store.Tx) (any, error) {
+		return map[string]any{"deleted": true, "id": id}, tx.DeleteVariant(ctx, rq.info, schema.VariantID(id))
+	})
+}
+
+func (s *Server) createCategory(ctx *fasthttp.RequestCtx, rq *request) {
+	var in categoryInput
+	if err := jsonBody(ctx, &in); err != nil {
+		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		return
+	}
+	if in.Name == nil {
+		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), schema.Invalid("name", "name is required"))
+		return
+	}
+	s.write(ctx, rq, fasthttp.StatusCreated, func(tx *store.Tx) (any, error) {
+		c := &schema.Category{}
+		in.apply(c)
+		if in.Slug == nil {
+			c.Slug = schema.Slugify(c.Name)
+		}
+		return c, tx.CreateCategory(ctx, rq.info, c)
+	})
+}
+
+func (in *categoryInput) apply(c *schema.Category) {
+	set(&c.Slug, in.Slug)
+	set(&c.Name, in.Name)
+	set(&c.Description, in.Description)
+	set(&c.ParentID, in.ParentID)
+	set(&c.Position, in.Position)
+}
+
+func (s *Server) updateCategory(ctx *fasthttp.RequestCtx, rq *request) {
+	id, err := pathID(ctx, "category")
+	var in categoryInput
+	if err == nil {
+		err = jsonBody(ctx, &in)
+	}
+	if err != nil {
+		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		return
+	}
+	s.write(ctx, rq, 200, func(tx *store.Tx) (any, error) {
+		old, err := tx.Category(ctx, rq.info, schema.CategoryID(id))
+		if err != nil {
+			return nil, err
+		}
+		c := *old
+		in.apply(&c)
+		return &c, tx.UpdateCategory(ctx, rq.info, old, &c)
+	})
+}
+
+func (s *Server) deleteCategory(ctx *fasthttp.RequestCtx, rq *request) {
+	id, err := pathID(ctx, "category")
+	if err != nil {
+		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		return
+	}
+	s.write(ctx, rq, 200, func(tx *store.Tx) (any, error) {
+		return map[string]any{"deleted": true, "id": id}, tx.DeleteCategory(ctx, rq.info, schema.CategoryID(id))
+	})
+}
+
+func (in *currencyInput) apply(c *schema.Currency) {
+	set(&c.Code, in.Code)
+	set(&c.Name, in.Name)
+	set(&c.Symbol, in.Symbol)
+	set(&c.Exponent, in.Exponent)
+	set(&c.Rate, in.Rate)
+}
+
+func (s *Server) createCurrency(ctx *fasthttp.RequestCtx, rq *request) {
+	var in currencyInput
+	err := jsonBody(ctx, &in)
+	if err == nil && (in.Code == nil || in.Name == nil || in.Exponent == nil || in.Rate == nil) {
+		err = schema.Invalid("code", "code, name, exponent and rate are required")
+	}
+	if err != nil {
+		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		return
+	}
+	s.write(ctx, rq, fasthttp.StatusCreated, func(tx *store.Tx) (any, error) {
+		c := &schema.Currency{}
+		in.apply(c)
+		return c, tx.CreateCurrency(ctx, rq.info, c)
+	})
+}
+
+func (s *Server) updateCurrency(ctx *fasthttp.RequestCtx, rq *request) {
+	code := pipeline.Param(ctx, "code")
+	var in currencyInput
+	err := jsonBody(ctx, &in)
+	if err == nil && in.Code != nil && *in.Code != code {
+		err = schema.Invalid("code", "a currency's code cannot change")
+	}
+	if err != nil {
+		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		return
+	}
+	s.write(ctx, rq, 200, func(tx *store.Tx) (any, error) {
+		old, err := tx.Currency(ctx, rq.info, code)
+		if err != nil {
+			return nil, err
+		}
+		c := *old
+		in.apply(&c)
+		return &c, tx.UpdateCurrency(ctx, rq.info, old, &c)
+	})
+}
+
+func (s *Server) deleteCurrency(ctx *fasthttp.RequestCtx, rq *request) {
+	code := pipeline.Param(ctx, "code")
+	s.write(ctx, rq, 200, func(tx *store.Tx) (any, error) {
+		return map[string]any{"deleted": true, "code": code}, tx.DeleteCurrency(ctx, rq.info, code)
+	})
+}

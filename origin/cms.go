@@ -1,0 +1,448 @@
+package origin
+
+import (
+	"context"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"vitrine/edge/pipeline"
+	"vitrine/origin/store"
+	"vitrine/schema"
+)
+
+// postInput is the writable fields of a CMS post. Text fields take a string or {"raw": …}.
+type postInput struct {
+	ID            *Int               `json:"id"`
+	Date          *string            `json:"date"`
+	DateGMT       *string            `json:"date_gmt"`
+	Slug          *string            `json:"slug"`
+	Status        *string            `json:"status"`
+	Password      *string            `json:"password"`
+	Title         *Text              `json:"title"`
+	Content       *Text              `json:"content"`
+	Excerpt       *Text              `json:"excerpt"`
+	Author        *Int               `json:"author"`
+	FeaturedMedia *Int               `json:"featured_media"`
+	CommentStatus *string            `json:"comment_status"`
+	PingStatus    *string            `json:"ping_status"`
+	Format        *string            `json:"format"`
+	Meta          *map[string]string `json:"meta"`
+	Sticky        *bool              `json:"sticky"`
+	Template      *string            `json:"template"`
+	Categories    *[]Int             `json:"categories"`
+	Tags          *[]Int             `json:"tags"`
+}
+
+func (s *Server) cmsHandlers() {
+	s.handlers["cms.posts.create"] = s.createPost
+	s.handlers["cms.posts.update"] = s.updatePost
+	s.handlers["cms.posts.delete"] = s.deletePost
+}
+
+var writableStatuses = []string{"publish", "future", "draft", "pending", "private", "trash"}
+
+// cmsInvalid is a WordPress rest_invalid_param error about one parameter.
+func cmsInvalid(param, msg string) *schema.Error {
+	return &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_invalid_param", Field: param, Message: msg,
+		Params: map[string]string{param: msg}}
+}
+
+// validate checks the parameters' types and enums (WordPress's argument validation, before
+// permissions).
+func (in *postInput) validate() error {
+	if in.Status != nil && !contains(writableStatuses, *in.Status) {
+		return cmsInvalid("status", "status is not one of publish, future, draft, pending, private, and trash.")
+	}
+	if in.CommentStatus != nil && *in.CommentStatus != "open" && *in.CommentStatus != "closed" {
+		return cmsInvalid("comment_status", "comment_status is not one of open and closed.")
+	}
+	if in.PingStatus != nil && *in.PingStatus != "open" && *in.PingStatus != "closed" {
+		return cmsInvalid("ping_status", "ping_status is not one of open and closed.")
+	}
+	if in.Format != nil && !contains(schema.PostFormats, *in.Format) {
+		return cmsInvalid("format", "format is not one of standard, aside, chat, gallery, link, image, quote, status, video, and audio.")
+	}
+	for name, d := range map[string]*string{"date": in.Date, "date_gmt": in.DateGMT} {
+		if d != nil {
+			if _, _, err := parseCMSDate(*d, time.UTC); err != nil {
+				return &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_invalid_param", Field: name, Message: "Invalid date.",
+					Params: map[string]string{name: "Invalid date."}}
+			}
+		}
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+var cmsDate = regexp.MustCompile(`^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-]\d{2}(:?\d{2})?)?$`)
+
+// parseCMSDate parses WordPress's date-time format (fractional seconds are dropped, as
+// WordPress stores seconds). A value without a zone is in loc. It reports whether the value
+// carried a zone.
+func parseCMSDate(s string, loc *time.Location) (time.Time, bool, error) {
+	m := cmsDate.FindStringSubmatch(s)
+	invalid := schema.Invalid("date", "Invalid date.")
+	if m == nil {
+		return time.Time{}, false, invalid
+	}
+	base := m[1] + "-" + m[2] + "-" + m[3] + "T" + m[4] + ":" + m[5] + ":" + m[6]
+	if m[8] == "" {
+		t, err := time.ParseInLocation("2006-01-02T15:04:05", base, loc)
+		if err != nil {
+			return time.Time{}, false, invalid
+		}
+		return t, false, nil
+	}
+	zone := m[8]
+	switch {
+	case zone == "Z":
+	case len(zone) == 3: // +02
+		zone += ":00"
+	case !strings.Contains(zone, ":"): // +0200
+		zone = zone[:3] + ":" + zone[3:]
+	}
+	t, err := time.Parse(time.RFC3339, base+zone)
+	if err != nil {
+		return time.Time{}, false, invalid
+	}
+	return t, true, nil
+}
+
+func (rq *request) location() *time.Location {
+	loc, err := time.LoadLocation(rq.info.Timezone)
+	if err != nil {
+		return time.UTC
+	}
+	return loc
+}
+
+// cannot builds WordPress's 401-or-403 permission error.
+func cannot(rq *request, code, msg string) *schema.Error {
+	status := 401
+	if rq.user != nil {
+		status = 403
+	}
+	return &schema.Error{Code: schema.CodeForbidden, CMSCode: code, Message: msg, Status: status}
+}
+
+func can(rq *request, c schema.Capability) bool { return rq.user != nil && rq.user.Role.Can(c) }
+
+// applyPost applies the input to p (a new post or a copy of the stored one), with WordPress's
+// status and date rules, at the transaction's clock.
+func applyPost(rq *request, now time.Time, in *postInput, p *schema.Post, old *schema.Post) {
+	if in.Title != nil {
+		p.Title = in.Title.Raw
+	}
+	if in.Content != nil {
+		p.Content = in.Content.Raw
+	}
+	if in.Excerpt != nil {
+		p.Excerpt = in.Excerpt.Raw
+	}
+	set(&p.Password, in.Password)
+	set(&p.CommentStatus, in.CommentStatus)
+	set(&p.PingStatus, in.PingStatus)
+	set(&p.Format, in.Format)
+	set(&p.Template, in.Template)
+	set(&p.Sticky, in.Sticky)
+	if in.Meta != nil {
+		p.Meta = *in.Meta
+	}
+	if in.Author != nil {
+		p.Author = schema.UserID(*in.Author)
+	}
+	if in.FeaturedMedia != nil {
+		p.FeaturedMedia = schema.PostID(*in.FeaturedMedia)
+	}
+	if in.Categories != nil {
+		p.Categories = termIDs(*in.Categories)
+	}
+	if in.Tags != nil {
+		p.Tags = termIDs(*in.Tags)
+	}
+	if in.Status != nil {
+		p.Status = schema.PostStatus(*in.Status)
+	}
+	// Dates: date (site time, or with a zone) wins over date_gmt.
+	switch {
+	case in.Date != nil:
+		t, _, _ := parseCMSDate(*in.Date, rq.location())
+		p.DateGMT, p.DateFloating = t.UTC(), false
+	case in.DateGMT != nil:
+		t, zoned, _ := parseCMSDate(*in.DateGMT, time.UTC)
+		if !zoned {
+			t = t.UTC()
+		}
+		p.DateGMT, p.DateFloating = t.UTC(), false
+	case old == nil:
+		p.DateGMT, p.DateFloating = now, true
+	}
+	// A draft with a floating date takes "now" when it is published.
+	if p.DateFloating && (p.Status == schema.StatusPublish || p.Status == schema.StatusFuture || p.Status == schema.StatusPrivate) {
+		p.DateGMT, p.DateFloating = now, false
+	}
+	if p.DateFloating {
+		p.DateGMT = now
+	}
+	// WordPress's future rule: a publish more than a minute ahead is scheduled; a schedule in the
+	// past (or within the minute) publishes.
+	switch {
+	case p.Status == schema.StatusPublish && p.DateGMT.After(now.Add(time.Minute)):
+		p.Status = schema.StatusFuture
+	case p.Status == schema.StatusFuture && !p.DateGMT.After(now.Add(time.Minute)):
+		p.Status = schema.StatusPublish
+	}
+	if in.Slug != nil {
+		p.Slug = schema.Slugify(*in.Slug)
+	}
+	p.ModifiedGMT = now
+}
+
+func termIDs(ids []Int) []schema.TermID {
+	out := make([]schema.TermID, len(ids))
+	for i, id := range ids {
+		out[i] = schema.TermID(id)
+	}
+	return out
+}
+
+// checkPostPermissions applies WordPress's capability rules to a post about to be written.
+func checkPostPermissions(rq *request, p, old *schema.Post, creating bool) error {
+	verb := "create"
+	if !creating {
+		verb = "update"
+	}
+	if p.Author != rq.user.ID && !can(rq, schema.CapEditOthersPosts) {
+		return cannot(rq, "rest_cannot_edit_others", "Sorry, you are not allowed to "+verb+" posts as this user.")
+	}
+	publishing := p.Status == schema.StatusPublish || p.Status == schema.StatusFuture || p.Status == schema.StatusPrivate
+	if publishing && (old == nil || old.Status != p.Status) && !can(rq, schema.CapPublishPosts) {
+		return cannot(rq, "rest_cannot_publish", "Sorry, you are not allowed to publish posts in this post type.")
+	}
+	if p.Sticky && (old == nil || !old.Sticky) && !(can(rq, schema.CapEditOthersPosts) && can(rq, schema.CapPublishPosts)) {
+		return cannot(rq, "rest_cannot_assign_sticky", "Sorry, you are not allowed to make posts sticky.")
+	}
+	return nil
+}
+
+// canEditPost is WordPress's edit_post meta capability for an existing post.
+func canEditPost(rq *request, p *schema.Post) bool {
+	if !can(rq, schema.CapEditPosts) {
+		return false
+	}
+	if p.Author != rq.user.ID && !can(rq, schema.CapEditOthersPosts) {
+		return false
+	}
+	if p.Status == schema.StatusPublish && !can(rq, schema.CapEditPublishedPosts) {
+		return false
+	}
+	if p.Status == schema.StatusPrivate && !can(rq, schema.CapEditPrivatePosts) {
+		return false
+	}
+	return true
+}
+
+func canDeletePost(rq *request, p *schema.Post) bool {
+	if !can(rq, schema.CapDeletePosts) {
+		return false
+	}
+	if p.Author != rq.user.ID && !can(rq, schema.CapDeleteOthersPosts) {
+		return false
+	}
+	if p.Status == schema.StatusPublish && !can(rq, schema.CapDeletePublishedPosts) {
+		return false
+	}
+	if p.Status == schema.StatusPrivate && !can(rq, schema.CapDeletePrivatePosts) {
+		return false
+	}
+	return true
+}
+
+// finishPost checks what the stored post must satisfy: a known author, content, slug rules.
+func finishPost(ctx context.Context, rq *request, tx *store.Tx, p *schema.Post, old *schema.Post) error {
+	if _, err := tx.User(ctx, rq.info, p.Author); err != nil {
+		if schema.ErrorCode(err) == schema.CodeNotFound {
+			return &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_invalid_author", Field: "author", Message: "Invalid author ID."}
+		}
+		return err
+	}
+	if p.Type == "post" && strings.TrimSpace(p.Title) == "" && strings.TrimSpace(p.Content) == "" && strings.TrimSpace(p.Excerpt) == "" {
+		return &schema.Error{Code: schema.CodeInvalid, CMSCode: "empty_content", Message: "Content, title, and excerpt are empty."}
+	}
+	if p.Sticky && p.Password != "" {
+		return &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_invalid_field", Field: "sticky", Message: "A post can not be sticky and have a password."}
+	}
+	if p.Slug == "" && (p.Status == schema.StatusPublish || p.Status == schema.StatusFuture || p.Status == schema.StatusPrivate) {
+		p.Slug = schema.Slugify(p.Title)
+		if p.Slug == "" {
+			p.Slug = "post" // a title with nothing slug-worthy; uniqueness adds -2, -3…
+		}
+	}
+	if p.Slug != "" && (old == nil || old.Slug != p.Slug) {
+		slug, err := tx.UniquePostSlug(ctx, rq.info, "post", p.Slug, p.ID)
+		if err != nil {
+			return err
+		}
+		p.Slug = slug
+	}
+	return nil
+}
+
+func (s *Server) postView(rq *request, p *schema.Post) *schema.PostView {
+	st := schema.Site{Base: rq.info.BaseURL, Loc: rq.location()}
+	return schema.RenderPost(p, schema.PostRender{Context: "edit", Unlocked: true, Allow: []string{"GET", "POST", "PUT", "PATCH", "DELETE"}}, st)
+}
+
+func (s *Server) createPost(ctx *fasthttp.RequestCtx, rq *request) {
+	var in postInput
+	err := jsonBody(ctx, &in)
+	if err == nil {
+		err = in.validate()
+	}
+	if err == nil && in.ID != nil {
+		err = &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_post_exists", Message: "Cannot create existing post."}
+	}
+	if err == nil && !can(rq, schema.CapEditPosts) {
+		err = cannot(rq, "rest_cannot_create", "Sorry, you are not allowed to create posts as this user.")
+	}
+	if err != nil {
+		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		return
+	}
+	var view *schema.PostView
+	var id schema.PostID
+	commits, err := s.db.WriteTx(ctx, func(tx *store.Tx) error {
+		p := &schema.Post{Type: "post", Status: schema.StatusDraft, Author: rq.user.ID, CommentStatus: "open", PingStatus: "open", Format: "standard"}
+		applyPost(rq, tx.Now(), &in, p, nil)
+		if err := checkPostPermissions(rq, p, nil, true); err != nil {
+			return err
+		}
+		if err := finishPost(ctx, rq, tx, p, nil); err != nil {
+			return err
+		}
+		if err := tx.CreatePost(ctx, rq.info, p); err != nil {
+			return err
+		}
+		view, id = s.postView(rq, p), p.ID
+		return nil
+	})
+	if err != nil {
+		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		return
+	}
+	ctx.Response.Header.Set(fasthttp.HeaderLocation, schema.Site{Base: rq.info.BaseURL}.RestURL("/cms/v2/posts/"+strconv.FormatInt(int64(id), 10)))
+	s.written(ctx, rq, commits, fasthttp.StatusCreated, view)
+}
+
+var postNotFound = &schema.Error{Code: schema.CodeNotFound, CMSCode: "rest_post_invalid_id", Message: "Invalid post ID."}
+
+func (s *Server) loadPost(ctx *fasthttp.RequestCtx, rq *request, tx *store.Tx) (*schema.Post, error) {
+	id, err := strconv.ParseInt(pipeline.Param(ctx, "id"), 10, 64)
+	if err != nil || id <= 0 {
+		return nil, postNotFound
+	}
+	p, err := tx.Post(ctx, rq.info, schema.PostID(id))
+	if schema.ErrorCode(err) == schema.CodeNotFound || (err == nil && p.Type != "post") {
+		return nil, postNotFound
+	}
+	return p, err
+}
+
+func (s *Server) updatePost(ctx *fasthttp.RequestCtx, rq *request) {
+	var in postInput
+	err := jsonBody(ctx, &in)
+	if err == nil {
+		err = in.validate()
+	}
+	if err != nil {
+		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		return
+	}
+	var view *schema.PostView
+	commits, err := s.db.WriteTx(ctx, func(tx *store.Tx) error {
+		old, err := s.loadPost(ctx, rq, tx)
+		if err != nil {
+			return err
+		}
+		if rq.user == nil || !canEditPost(rq, old) {
+			return cannot(rq, "rest_cannot_edit", "Sorry, you are not allowed to edit this post.")
+		}
+		p := *old
+		applyPost(rq, tx.Now(), &in, &p, old)
+		if err := checkPostPermissions(rq, &p, old, false); err != nil {
+			return err
+		}
+		if err := finishPost(ctx, rq, tx, &p, old); err != nil {
+			return err
+		}
+		if err := tx.UpdatePost(ctx, rq.info, old, &p); err != nil {
+			return err
+		}
+		view = s.postView(rq, &p)
+		return nil
+	})
+	if err != nil {
+		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		return
+	}
+	s.written(ctx, rq, commits, 200, view)
+}
+
+func (s *Server) deletePost(ctx *fasthttp.RequestCtx, rq *request) {
+	args, err := schema.ParseArgs(rq.route, func(n string) (string, bool) {
+		return string(ctx.QueryArgs().Peek(n)), ctx.QueryArgs().Has(n)
+	})
+	if err != nil {
+		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		return
+	}
+	force := args.Bool("force")
+	var out any
+	commits, err := s.db.WriteTx(ctx, func(tx *store.Tx) error {
+		old, err := s.loadPost(ctx, rq, tx)
+		if err != nil {
+			return err
+		}
+		if rq.user == nil || !canDeletePost(rq, old) {
+			return cannot(rq, "rest_cannot_delete", "Sorry, you are not allowed to delete this post.")
+		}
+		if force {
+			if _, err := tx.DeletePost(ctx, rq.info, old.ID); err != nil {
+				return err
+			}
+			out = map[string]any{"deleted": true, "previous": s.postView(rq, old)}
+			return nil
+		}
+		if old.Status == schema.StatusTrash {
+			return &schema.Error{Code: schema.CodeGone, CMSCode: "rest_already_trashed", Message: "The post has already been deleted."}
+		}
+		p := *old
+		p.Status = schema.StatusTrash
+		if p.Slug != "" {
+			p.Slug += "__trashed"
+		}
+		p.ModifiedGMT = tx.Now()
+		if err := tx.UpdatePost(ctx, rq.info, old, &p); err != nil {
+			return err
+		}
+		out = s.postView(rq, &p)
+		return nil
+	})
+	if err != nil {
+		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		return
+	}
+	s.written(ctx, rq, commits, 200, out)
+}

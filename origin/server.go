@@ -1,0 +1,432 @@
+// Package origin is Vitrine's write API and authority: the only process that writes the
+// database. It answers the staff catalog administration API, the CMS writes, and every request an
+// edge forwards (credentials, post passwords, writes); public reads it answers from its own full
+// replica with the same read engine as the edges.
+//
+// # Overview
+//
+// A request goes through the shared pipeline (tenant, CORS, request id, errors per interface),
+// then authentication: HTTP Basic with a staff user's application password, checked against a
+// keyed hash (HMAC-SHA256 with the server secret). A credential that does not verify is a 401 on
+// any route, as WordPress does. Commerce admin routes check the route's capability before
+// decoding; CMS routes check permissions after validation, in WordPress's order.
+//
+// A write runs as one SERIALIZABLE transaction through the store's retry helper, which records
+// the replicated changes and their outbox rows. The response carries Vitrine-Write-Version, the
+// tenant log's version after the write; the origin holds it until its own replica has applied
+// that version (bounded), so a caller reading the origin next sees its write.
+//
+// # Invariants
+//
+//   - Every write is validated before anything is written; a refused request writes nothing.
+//   - X-Forwarded-For is trusted only on requests carrying the edge secret.
+//   - No handler keeps a *fasthttp.RequestCtx after it returns.
+package origin
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"log/slog"
+	"math/big"
+	"strconv"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+	"github.com/valyala/fasthttp"
+
+	"vitrine/edge/pipeline"
+	"vitrine/edge/reads"
+	"vitrine/edge/replica"
+	"vitrine/origin/store"
+	"vitrine/schema"
+)
+
+// Config configures the origin. Zero values mean the defaults.
+type Config struct {
+	// Secret keys the hash of application passwords (at least 32 bytes). Changing it invalidates
+	// every application password.
+	Secret []byte
+	// EdgeSecret is the secret edges present (Vitrine-Edge-Auth); empty trusts no edge.
+	EdgeSecret string
+	// WriteWait bounds how long a write's response waits for the origin's replica to apply it
+	// (default 250ms).
+	WriteWait time.Duration
+	// FloorWait bounds reads with a version floor (default 2s).
+	FloorWait time.Duration
+	// MaxBodyBytes bounds request bodies (default 8 MiB).
+	MaxBodyBytes int
+	Logger       *slog.Logger
+	Metrics      *metrics.Set
+}
+
+// Server is the origin. Its Handler is safe for concurrent use.
+type Server struct {
+	cfg    Config
+	log    *slog.Logger
+	db     *store.DB
+	rep    *replica.Replica
+	router *pipeline.Router
+	ids    *pipeline.RequestIDs
+	http   *pipeline.HTTPMetrics
+
+	writes, writeWaitTimeouts, authFailures *metrics.Counter
+	handlers                                map[string]handlerFunc
+}
+
+// request is the per-request state handlers receive.
+type request struct {
+	iface  schema.Interface
+	tenant *replica.Tenant
+	info   *schema.Tenant
+	user   *schema.User
+	route  *schema.Route
+}
+
+type handlerFunc func(ctx *fasthttp.RequestCtx, rq *request)
+
+// New returns an origin writing db and reading rep (a replica following every subject).
+func New(cfg Config, db *store.DB, rep *replica.Replica) *Server {
+	if cfg.WriteWait == 0 {
+		cfg.WriteWait = 250 * time.Millisecond
+	}
+	if cfg.FloorWait == 0 {
+		cfg.FloorWait = 2 * time.Second
+	}
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = 8 << 20
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = metrics.NewSet()
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger.With("component", "origin"), db: db, rep: rep,
+		ids: pipeline.NewRequestIDs(), http: pipeline.NewHTTPMetrics(cfg.Metrics, "origin")}
+	s.writes = cfg.Metrics.NewCounter(`vitrine_origin_writes_total`)
+	s.writeWaitTimeouts = cfg.Metrics.NewCounter(`vitrine_origin_write_wait_timeouts_total`)
+	s.authFailures = cfg.Metrics.NewCounter(`vitrine_origin_auth_failures_total`)
+	s.handlers = map[string]handlerFunc{}
+	s.catalogHandlers()
+	s.cmsHandlers()
+	s.router = pipeline.NewRouter(schema.Routes, func(r *schema.Route) pipeline.Handler {
+		if r.Server == schema.AtEdge {
+			return s.read
+		}
+		if s.handlers[r.Name] == nil {
+			return nil
+		}
+		return s.dispatch
+	})
+	return s
+}
+
+// HTTPServer returns the fasthttp server to run the origin with.
+func (s *Server) HTTPServer() *fasthttp.Server {
+	return &fasthttp.Server{
+		Handler:               s.Handler,
+		ErrorHandler:          pipeline.ServerErrorHandler,
+		NoDefaultServerHeader: true,
+		NoDefaultContentType:  true,
+		ReadTimeout:           30 * time.Second,
+		WriteTimeout:          30 * time.Second,
+		// Longer than the edges' idle connection lifetime (5s): an edge never reuses a
+		// connection the origin is about to close.
+		IdleTimeout:        90 * time.Second,
+		MaxRequestBodySize: s.cfg.MaxBodyBytes,
+		CloseOnShutdown:    true,
+	}
+}
+
+// Run serves on addr until ctx ends, then drains.
+func (s *Server) Run(ctx context.Context, addr string) error {
+	srv := s.HTTPServer()
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe(addr) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return srv.ShutdownWithContext(sctx)
+	}
+}
+
+const stateKey = "vitrine.origin.request"
+
+// Handler serves one request.
+func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
+	path := ctx.Path()
+	if string(path) == "/healthz" || string(path) == "/readyz" {
+		s.health(ctx)
+		return
+	}
+	iface, route := pipeline.Classify(ctx)
+	pipeline.AssignRequestID(ctx, s.ids)
+	origin := ctx.Request.Header.Peek(fasthttp.HeaderOrigin)
+	t := s.rep.Lookup(ctx.Host(), ctx.Request.Header.Peek("X-Tenant-Slug"))
+	if t == nil {
+		pipeline.CORS(&ctx.Response.Header, iface, origin)
+		pipeline.NotFound(ctx, iface)
+		s.http.Count(pipeline.RouteNotFound, 404)
+		return
+	}
+	if pipeline.Preflight(ctx, iface) {
+		s.http.Count(pipeline.RoutePreflight, ctx.Response.StatusCode())
+		return
+	}
+	pipeline.CORS(&ctx.Response.Header, iface, origin)
+	info := t.Info()
+	if !t.Ready() || info == nil {
+		pipeline.NotReady(ctx, iface)
+		s.http.Count(pipeline.RouteNotFound, 503)
+		return
+	}
+	if err := s.floor(ctx, t); err != nil {
+		s.fail(ctx, iface, pipeline.RouteNotFound, err)
+		return
+	}
+	user, err := s.authenticate(ctx, info)
+	if err != nil {
+		s.authFailures.Inc()
+		ctx.Response.Header.Set(fasthttp.HeaderWWWAuthenticate, `Basic realm="vitrine"`)
+		s.fail(ctx, iface, pipeline.RouteNotFound, err)
+		return
+	}
+	h := s.router.Lookup(ctx, iface, ctx.Method(), route)
+	if h == nil {
+		s.noRoute(ctx, iface, route)
+		return
+	}
+	ctx.SetUserValue(stateKey, &request{iface: iface, tenant: t, info: info, user: user})
+	h(ctx)
+}
+
+// noRoute answers a request no route matched: 405 with Allow when the commerce path exists for
+// other methods, else the 404 of an unknown route (WordPress answers 404 for both).
+func (s *Server) noRoute(ctx *fasthttp.RequestCtx, iface schema.Interface, route []byte) {
+	if iface == schema.Commerce {
+		if allowed := s.router.Allowed(iface, route); len(allowed) > 0 {
+			var b []byte
+			for i, m := range allowed {
+				if i > 0 {
+					b = append(b, ", "...)
+				}
+				b = append(b, m...)
+			}
+			ctx.Response.Header.SetBytesV(fasthttp.HeaderAllow, b)
+			s.fail(ctx, iface, pipeline.RouteNotFound, &schema.Error{Code: schema.CodeNotAllowed, Message: "Method not allowed"})
+			return
+		}
+	}
+	pipeline.NotFound(ctx, iface)
+	s.http.Count(pipeline.RouteNotFound, 404)
+}
+
+func (s *Server) fail(ctx *fasthttp.RequestCtx, iface schema.Interface, route int, err error) {
+	if schema.ErrorCode(err) == schema.CodeInternal {
+		s.log.Error("request failed", "err", err, "path", string(ctx.Path()), "client", string(pipeline.ClientIP(ctx, s.fromEdge(ctx))),
+			"request_id", string(ctx.Response.Header.Peek(pipeline.HeaderRequestID)))
+	}
+	pipeline.WriteError(ctx, iface, err)
+	s.http.Count(route, ctx.Response.StatusCode())
+}
+
+// floor waits for a read floor sent by the caller (Vitrine-Min-Version or vitrine_min_version).
+func (s *Server) floor(ctx *fasthttp.RequestCtx, t *replica.Tenant) error {
+	var floor uint64
+	for _, v := range [2][]byte{ctx.Request.Header.Peek("Vitrine-Min-Version"), ctx.QueryArgs().Peek("vitrine_min_version")} {
+		if len(v) == 0 {
+			continue
+		}
+		n, err := fasthttp.ParseUint(v)
+		if err != nil {
+			return &schema.Error{Code: schema.CodeInvalid, Field: "vitrine_min_version", Message: "Vitrine-Min-Version must be a non-negative integer"}
+		}
+		floor = max(floor, uint64(n))
+	}
+	if floor == 0 || t.WaitFor(int64(floor), s.cfg.FloorWait) {
+		return nil
+	}
+	return &schema.Error{Code: schema.CodeUnavailable, CMSCode: "rest_replica_behind", RetryAfter: 1,
+		Message: "The origin has not applied the requested version yet; retry shortly"}
+}
+
+// fromEdge reports whether the request carries the edge secret.
+func (s *Server) fromEdge(ctx *fasthttp.RequestCtx) bool {
+	got := ctx.Request.Header.Peek("Vitrine-Edge-Auth")
+	return s.cfg.EdgeSecret != "" && len(got) > 0 && subtle.ConstantTimeCompare(got, []byte(s.cfg.EdgeSecret)) == 1
+}
+
+// authenticate returns the staff user of an Authorization: Basic header (nil when none is sent).
+func (s *Server) authenticate(ctx *fasthttp.RequestCtx, t *schema.Tenant) (*schema.User, error) {
+	auth := ctx.Request.Header.Peek(fasthttp.HeaderAuthorization)
+	if len(auth) == 0 {
+		return nil, nil
+	}
+	invalid := &schema.Error{Code: schema.CodeUnauthorized, CMSCode: "incorrect_password",
+		Message: "The provided password is an invalid application password."}
+	scheme, cred, ok := bytes.Cut(auth, []byte{' '})
+	if !ok || !bytes.EqualFold(scheme, []byte("Basic")) {
+		return nil, &schema.Error{Code: schema.CodeUnauthorized, CMSCode: "rest_not_logged_in",
+			Message: "Unsupported credential: use HTTP Basic with an application password"}
+	}
+	raw, err := base64.StdEncoding.DecodeString(string(bytes.TrimSpace(cred)))
+	if err != nil {
+		return nil, invalid
+	}
+	login, password, ok := bytes.Cut(raw, []byte{':'})
+	if !ok || len(login) == 0 {
+		return nil, invalid
+	}
+	hash := HashAppPassword(s.cfg.Secret, string(password))
+	return s.db.Authenticate(ctx, t, string(login), hash)
+}
+
+// HashAppPassword returns the keyed hash stored for an application password: HMAC-SHA256 with
+// the server secret of the password stripped of what WordPress ignores (spaces).
+func HashAppPassword(secret []byte, password string) []byte {
+	mac := hmac.New(sha256.New, secret)
+	mac.Write([]byte(schema.NormalizeAppPassword(password)))
+	return mac.Sum(nil)
+}
+
+const appPasswordAlphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+// NewAppPassword returns a new application password: schema.AppPasswordLen random letters and
+// digits (about 143 bits).
+func NewAppPassword() string {
+	b := make([]byte, schema.AppPasswordLen)
+	n := big.NewInt(int64(len(appPasswordAlphabet)))
+	for i := range b {
+		k, err := rand.Int(rand.Reader, n)
+		if err != nil {
+			panic("origin: crypto/rand: " + err.Error())
+		}
+		b[i] = appPasswordAlphabet[k.Int64()]
+	}
+	return string(b)
+}
+
+// read answers the read routes from the origin's full replica.
+func (s *Server) read(ctx *fasthttp.RequestCtx, r *schema.Route) {
+	rq := ctx.UserValue(stateKey).(*request)
+	viewer := reads.Viewer{User: rq.user, PostPassword: string(ctx.QueryArgs().Peek("password"))}
+	resp := reads.Answer(&reads.Request{Route: r, Tenant: rq.tenant, Viewer: viewer,
+		Param: func(name string) string { return pipeline.Param(ctx, name) },
+		Query: func(name string) (string, bool) {
+			q := ctx.QueryArgs()
+			return string(q.Peek(name)), q.Has(name)
+		}})
+	idx := pipeline.RouteIndex(r)
+	if resp.Err != nil {
+		s.fail(ctx, rq.iface, idx, resp.Err)
+		return
+	}
+	h := &ctx.Response.Header
+	for _, kv := range resp.Headers {
+		h.SetBytesKV(kv[0], kv[1])
+	}
+	if rq.iface == schema.CMS {
+		cmsHeaders(ctx, rq, resp.Headers)
+	}
+	if rq.user != nil {
+		h.Set(fasthttp.HeaderCacheControl, "no-cache, must-revalidate, max-age=0, no-store, private")
+	} else {
+		h.Set(fasthttp.HeaderCacheControl, "public, no-cache")
+	}
+	s.replicaVersion(ctx, rq.tenant)
+	h.SetContentTypeBytes(pipeline.ContentType(rq.iface))
+	ctx.SetStatusCode(resp.Status)
+	ctx.SetBody(resp.Body)
+	s.http.Count(idx, resp.Status)
+}
+
+// cmsHeaders adds the headers of every CMS response.
+func cmsHeaders(ctx *fasthttp.RequestCtx, rq *request, own [][2][]byte) {
+	h := &ctx.Response.Header
+	h.Set("X-Robots-Tag", "noindex")
+	h.Set("X-Content-Type-Options", "nosniff")
+	hasLink := false
+	for _, kv := range own {
+		hasLink = hasLink || string(kv[0]) == "Link"
+	}
+	if !hasLink {
+		h.Set("Link", "<"+rq.info.BaseURL+"/index.php?rest_route=/>; rel=\"https://api.w.org/\"")
+	}
+}
+
+func (s *Server) replicaVersion(ctx *fasthttp.RequestCtx, t *replica.Tenant) {
+	ctx.Response.Header.Set("Vitrine-Replica-Version", strconv.FormatInt(t.Version(), 10))
+}
+
+// dispatch runs the handler of a write or admin route. Commerce routes check their capability
+// here; CMS handlers check permissions themselves, after validation, in WordPress's order.
+func (s *Server) dispatch(ctx *fasthttp.RequestCtx, r *schema.Route) {
+	rq := ctx.UserValue(stateKey).(*request)
+	rq.route = r
+	if r.Interface == schema.Commerce && r.Auth == schema.AuthStaff {
+		if rq.user == nil {
+			ctx.Response.Header.Set(fasthttp.HeaderWWWAuthenticate, `Basic realm="vitrine"`)
+			s.fail(ctx, rq.iface, pipeline.RouteIndex(r), &schema.Error{Code: schema.CodeUnauthorized,
+				Message: "Authentication required: HTTP Basic with a staff user's application password"})
+			return
+		}
+		if !rq.user.Role.Can(r.Cap) {
+			s.fail(ctx, rq.iface, pipeline.RouteIndex(r), &schema.Error{Code: schema.CodeForbidden,
+				Message: "Missing required capability: " + string(r.Cap)})
+			return
+		}
+	}
+	s.handlers[r.Name](ctx, rq)
+}
+
+// written finishes a successful write: Vitrine-Write-Version, a bounded wait for the origin's
+// replica to apply it, and the response body.
+func (s *Server) written(ctx *fasthttp.RequestCtx, rq *request, commits []store.LogCommit, status int, body any) {
+	s.writes.Inc()
+	for _, c := range commits {
+		if c.Log == rq.tenant.Slug {
+			ctx.Response.Header.Set("Vitrine-Write-Version", strconv.FormatInt(c.Version, 10))
+			if !rq.tenant.WaitFor(c.Version, s.cfg.WriteWait) {
+				s.writeWaitTimeouts.Inc()
+			}
+		}
+	}
+	s.replicaVersion(ctx, rq.tenant)
+	ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
+	if rq.iface == schema.CMS {
+		cmsHeaders(ctx, rq, nil)
+	}
+	pipeline.WriteJSON(ctx, rq.iface, status, body)
+	s.http.Count(pipeline.RouteIndex(rq.route), status)
+}
+
+// health answers /healthz (the process is up) and /readyz (the database answers and the replica
+// has bootstrapped).
+func (s *Server) health(ctx *fasthttp.RequestCtx) {
+	ctx.Response.Header.SetContentTypeBytes(pipeline.ContentTypeCommerce)
+	if string(ctx.Path()) == "/healthz" {
+		ctx.SetBodyString(`{"status":"ok"}`)
+		return
+	}
+	dctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := s.db.Ping(dctx); err != nil {
+		ctx.SetStatusCode(fasthttp.StatusServiceUnavailable)
+		ctx.SetBodyString(`{"status":"database unavailable"}`)
+		return
+	}
+	if !s.rep.Ready() {
+		ctx.SetStatusCode(fasthttp.StatusServiceUnavailable)
+		ctx.SetBodyString(`{"status":"bootstrapping"}`)
+		return
+	}
+	ctx.SetBodyString(`{"status":"ok"}`)
+}
