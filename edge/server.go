@@ -167,6 +167,7 @@ func (s *Server) HTTPServer() *fasthttp.Server {
 	return &fasthttp.Server{
 		Handler:               s.Handler,
 		ErrorHandler:          pipeline.ServerErrorHandler,
+		Logger:                pipeline.FastHTTPLogger(s.log),
 		NoDefaultServerHeader: true,
 		NoDefaultContentType:  true,
 		ReadTimeout:           10 * time.Second,
@@ -179,7 +180,16 @@ func (s *Server) HTTPServer() *fasthttp.Server {
 
 var (
 	headerTenantSlug       = []byte("X-Tenant-Slug")
-	headerReplicaVersion   = "Vitrine-Replica-Version"
+	headerReplicaVersion   = []byte("Vitrine-Replica-Version")
+	keyETag                = []byte(fasthttp.HeaderETag)
+	keyCacheControl        = []byte(fasthttp.HeaderCacheControl)
+	keyContentEncoding     = []byte(fasthttp.HeaderContentEncoding)
+	keyRobots              = []byte("X-Robots-Tag")
+	keyNoSniff             = []byte("X-Content-Type-Options")
+	keyAllow               = []byte(fasthttp.HeaderAllow)
+	keyRateLimit           = []byte("RateLimit-Limit")
+	keyRateRemaining       = []byte("RateLimit-Remaining")
+	keyRateReset           = []byte("RateLimit-Reset")
 	headerWriteVersion     = "Vitrine-Write-Version"
 	headerMinVersion       = "Vitrine-Min-Version"
 	cacheControlPublic     = []byte("public, no-cache")
@@ -200,6 +210,7 @@ type request struct {
 	tenant    *replica.Tenant
 	cacheable bool
 	rawKey    []byte
+	headers   pipeline.Headers
 }
 
 // Handler serves one request.
@@ -210,11 +221,12 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	iface, route := pipeline.Classify(ctx)
-	rid := pipeline.AssignRequestID(ctx, s.ids)
-	t := s.rep.Lookup(ctx.Host(), ctx.Request.Header.PeekBytes(headerTenantSlug))
-	origin := ctx.Request.Header.Peek(fasthttp.HeaderOrigin)
+	var hs pipeline.Headers
+	hs.Scan(&ctx.Request.Header)
+	rid := hs.AssignRequestID(ctx, s.ids)
+	t := s.rep.Lookup(ctx.Host(), hs.TenantSlug)
 	if t == nil {
-		pipeline.CORS(&ctx.Response.Header, iface, origin)
+		pipeline.CORS(&ctx.Response.Header, iface, hs.Origin)
 		pipeline.NotFound(ctx, iface)
 		s.http.Count(pipeline.RouteNotFound, 404)
 		return
@@ -223,7 +235,7 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 		s.http.Count(pipeline.RoutePreflight, ctx.Response.StatusCode())
 		return
 	}
-	pipeline.CORS(&ctx.Response.Header, iface, origin)
+	pipeline.CORS(&ctx.Response.Header, iface, hs.Origin)
 	if !s.rateLimit(ctx, iface) {
 		return
 	}
@@ -232,7 +244,7 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 		s.http.Count(pipeline.RouteNotFound, 503)
 		return
 	}
-	floor, err := minVersion(ctx)
+	floor, err := minVersion(hs.MinVersion, ctx.QueryArgs().Peek("vitrine_min_version"))
 	if err != nil {
 		pipeline.WriteError(ctx, iface, err)
 		return
@@ -240,7 +252,8 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 	if floor > t.Version() && !s.waitFloor(ctx, iface, t, floor) {
 		return
 	}
-	cacheable := s.cache != nil && (ctx.IsGet() || ctx.IsHead()) && pipeline.IsAnonymous(ctx) && !ctx.QueryArgs().Has("password")
+	anonymous := hs.Anonymous() && !ctx.QueryArgs().Has("password")
+	cacheable := s.cache != nil && (ctx.IsGet() || ctx.IsHead()) && anonymous
 	var kb [512]byte
 	var raw []byte
 	if cacheable {
@@ -248,19 +261,19 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 		if raw != nil {
 			if e := s.cache.Get(cache.Hash(raw), raw, ctx.Time().UnixNano()); e != nil {
 				s.hits.Inc()
-				s.serve(ctx, iface, t, e)
+				s.serve(ctx, iface, t, e, &hs)
 				return
 			}
 		}
 	}
 	h := s.router.Lookup(ctx, iface, ctx.Method(), route)
-	if h == nil || !pipeline.IsAnonymous(ctx) || ctx.QueryArgs().Has("password") {
+	if h == nil || !anonymous {
 		// Not a route the edge answers, or a request the replica must not answer (credentials,
 		// a post password): the origin answers it from its full replica.
 		s.forward(ctx, iface, t, rid)
 		return
 	}
-	ctx.SetUserValue(stateKey, &request{iface: iface, tenant: t, cacheable: cacheable && raw != nil, rawKey: bytes.Clone(raw)})
+	ctx.SetUserValue(stateKey, &request{iface: iface, tenant: t, cacheable: cacheable && raw != nil, rawKey: bytes.Clone(raw), headers: hs})
 	h(ctx)
 }
 
@@ -332,7 +345,7 @@ func (s *Server) read(ctx *fasthttp.RequestCtx, r *schema.Route) {
 		ck = canonicalKey(t, r, ctx, args)
 		if e := s.cache.Get(cache.Hash(ck), ck, ctx.Time().UnixNano()); e != nil {
 			s.alias(e, st.rawKey)
-			s.serve(ctx, iface, t, e)
+			s.serve(ctx, iface, t, e, &st.headers)
 			return
 		}
 	}
@@ -361,7 +374,7 @@ func (s *Server) read(ctx *fasthttp.RequestCtx, r *schema.Route) {
 	s.cache.Put(cache.Hash(ck), e)
 	s.alias(e, st.rawKey)
 	s.fills.Inc()
-	s.serve(ctx, iface, t, e)
+	s.serve(ctx, iface, t, e, &st.headers)
 }
 
 // writeUncached answers a rendered body that is not cached.
@@ -409,29 +422,29 @@ func (s *Server) fail(ctx *fasthttp.RequestCtx, iface schema.Interface, r *schem
 }
 
 // serve writes a cached or freshly rendered entry with the per-request headers.
-func (s *Server) serve(ctx *fasthttp.RequestCtx, iface schema.Interface, t *replica.Tenant, e *cache.Entry) {
+func (s *Server) serve(ctx *fasthttp.RequestCtx, iface schema.Interface, t *replica.Tenant, e *cache.Entry, hs *pipeline.Headers) {
 	h := &ctx.Response.Header
-	h.SetBytesV(fasthttp.HeaderETag, e.ETag)
-	h.SetBytesV(fasthttp.HeaderCacheControl, cacheControlPublic)
+	h.SetCanonical(keyETag, e.ETag)
+	h.SetCanonical(keyCacheControl, cacheControlPublic)
 	h.AddBytesV(fasthttp.HeaderVary, varyAcceptEncoding)
 	s.setReplicaVersion(ctx, t)
 	for _, kv := range e.Headers {
 		h.SetBytesKV(kv[0], kv[1])
 	}
 	if iface == schema.CMS {
-		h.SetBytesV("X-Robots-Tag", noindex)
-		h.SetBytesV("X-Content-Type-Options", nosniff)
-		h.SetBytesV(fasthttp.HeaderAllow, allowGet)
+		h.SetCanonical(keyRobots, noindex)
+		h.SetCanonical(keyNoSniff, nosniff)
+		h.SetCanonical(keyAllow, allowGet)
 	}
-	if inm := ctx.Request.Header.Peek(fasthttp.HeaderIfNoneMatch); len(inm) > 0 && etagMatches(inm, e.ETag) {
+	if len(hs.IfNoneMatch) > 0 && etagMatches(hs.IfNoneMatch, e.ETag) {
 		ctx.SetStatusCode(fasthttp.StatusNotModified)
 		s.notModified.Inc()
 		s.http.Count(e.Route, fasthttp.StatusNotModified)
 		return
 	}
-	body, enc := e.Body(ctx.Request.Header.Peek(fasthttp.HeaderAcceptEncoding))
+	body, enc := e.Body(hs.AcceptEncoding)
 	if enc != nil {
-		h.SetBytesV(fasthttp.HeaderContentEncoding, enc)
+		h.SetCanonical(keyContentEncoding, enc)
 	}
 	h.SetContentTypeBytes(e.ContentType)
 	ctx.SetStatusCode(e.Status)
@@ -459,7 +472,7 @@ func etagMatches(inm, etag []byte) bool {
 
 func (s *Server) setReplicaVersion(ctx *fasthttp.RequestCtx, t *replica.Tenant) {
 	var b [20]byte
-	ctx.Response.Header.SetBytesV(headerReplicaVersion, strconv.AppendInt(b[:0], t.Version(), 10))
+	ctx.Response.Header.SetCanonical(headerReplicaVersion, strconv.AppendInt(b[:0], t.Version(), 10))
 }
 
 // rateLimit spends a token of the client's bucket; when none is left it answers 429.
@@ -470,23 +483,23 @@ func (s *Server) rateLimit(ctx *fasthttp.RequestCtx, iface schema.Interface) boo
 	ok, remaining, retry := s.lim.allow(ctx.RemoteIP(), ctx.Time().UnixNano())
 	var b [20]byte
 	h := &ctx.Response.Header
-	h.SetBytesV("RateLimit-Limit", strconv.AppendInt(b[:0], int64(s.cfg.RateLimit), 10))
-	h.SetBytesV("RateLimit-Remaining", strconv.AppendInt(b[:0], int64(remaining), 10))
+	h.SetCanonical(keyRateLimit, strconv.AppendInt(b[:0], int64(s.cfg.RateLimit), 10))
+	h.SetCanonical(keyRateRemaining, strconv.AppendInt(b[:0], int64(remaining), 10))
 	if ok {
 		return true
 	}
-	h.SetBytesV("RateLimit-Reset", strconv.AppendInt(b[:0], int64(retry), 10))
+	h.SetCanonical(keyRateReset, strconv.AppendInt(b[:0], int64(retry), 10))
 	pipeline.WriteError(ctx, iface, &schema.Error{Code: schema.CodeRateLimited, CMSCode: "rest_rate_limited",
 		Message: "Too many requests; retry later", RetryAfter: retry})
 	s.http.Count(pipeline.RouteNotFound, 429)
 	return false
 }
 
-// minVersion returns the read floor of a request: the larger of Vitrine-Min-Version and
-// vitrine_min_version (0 when neither is sent).
-func minVersion(ctx *fasthttp.RequestCtx) (int64, error) {
+// minVersion returns the read floor of a request: the larger of the Vitrine-Min-Version header
+// and the vitrine_min_version parameter (0 when neither is sent).
+func minVersion(header, param []byte) (int64, error) {
 	var floor int64
-	for _, v := range [2][]byte{ctx.Request.Header.Peek(headerMinVersion), ctx.QueryArgs().Peek("vitrine_min_version")} {
+	for _, v := range [2][]byte{header, param} {
 		if len(v) == 0 {
 			continue
 		}
@@ -537,7 +550,7 @@ func (s *Server) forward(ctx *fasthttp.RequestCtx, iface schema.Interface, t *re
 	s.forwarded.Inc()
 	id := bytes.Clone(rid)
 	err := s.fwd.forward(ctx, id, t.Slug)
-	ctx.Response.Header.SetBytesV(pipeline.HeaderRequestID, id)
+	ctx.Response.Header.Set(pipeline.HeaderRequestID, string(id))
 	if err != nil {
 		s.forwardErrors.Inc()
 		s.log.Warn("origin unavailable", "err", err, "request_id", string(id))

@@ -131,6 +131,7 @@ func (s *Server) HTTPServer() *fasthttp.Server {
 	return &fasthttp.Server{
 		Handler:               s.Handler,
 		ErrorHandler:          pipeline.ServerErrorHandler,
+		Logger:                pipeline.FastHTTPLogger(s.log),
 		NoDefaultServerHeader: true,
 		NoDefaultContentType:  true,
 		ReadTimeout:           30 * time.Second,

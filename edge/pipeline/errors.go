@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"encoding/json"
 	"sort"
 	"strconv"
 	"strings"
@@ -112,9 +111,9 @@ func WriteError(ctx *fasthttp.RequestCtx, iface schema.Interface, err error) {
 	}
 	var body []byte
 	if iface == schema.CMS {
-		body, _ = json.Marshal(cmsErrorBody(e, status))
+		body, _ = schema.MarshalJSON(cmsErrorBody(e, status))
 	} else {
-		body, _ = json.Marshal(commerceError{Error: e.Message, Code: string(e.Code), Field: e.Field,
+		body, _ = schema.MarshalJSON(commerceError{Error: e.Message, Code: string(e.Code), Field: e.Field,
 			RequestID: string(ctx.Response.Header.Peek(HeaderRequestID))})
 	}
 	ctx.SetBody(body)
@@ -184,7 +183,7 @@ func NotReady(ctx *fasthttp.RequestCtx, iface schema.Interface) {
 
 // WriteJSON answers with v encoded as JSON.
 func WriteJSON(ctx *fasthttp.RequestCtx, iface schema.Interface, status int, v any) {
-	body, err := json.Marshal(v)
+	body, err := schema.MarshalJSON(v)
 	if err != nil {
 		WriteError(ctx, iface, err)
 		return

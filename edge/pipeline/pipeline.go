@@ -17,6 +17,8 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
+	"log/slog"
 	"strconv"
 	"sync/atomic"
 
@@ -67,6 +69,17 @@ func (g *RequestIDs) Next(dst []byte) []byte {
 // HeaderRequestID is the request id header, on requests (propagated) and responses.
 const HeaderRequestID = "X-Request-Id"
 
+// Header names in canonical form, set with SetCanonical: the hit path skips fasthttp's key
+// normalisation (measured: 30% of a cache hit's handler time).
+var (
+	keyRequestID     = []byte(HeaderRequestID)
+	keyExposeHeaders = []byte("Access-Control-Expose-Headers")
+	keyAllowHeaders  = []byte("Access-Control-Allow-Headers")
+	keyAllowOrigin   = []byte("Access-Control-Allow-Origin")
+	keyAllowMethods  = []byte("Access-Control-Allow-Methods")
+	keyMaxAge        = []byte("Access-Control-Max-Age")
+)
+
 // ValidRequestID reports whether a caller-sent request id may be propagated: 1–128 characters of
 // letters, digits, '.', '_', '-'. Anything else is replaced, so ids never carry injection.
 func ValidRequestID(id []byte) bool {
@@ -84,13 +97,13 @@ func ValidRequestID(id []byte) bool {
 // AssignRequestID sets the response's X-Request-Id: the caller's when valid, else a new one. It
 // returns the id (a slice of the response header, valid until the handler returns).
 func AssignRequestID(ctx *fasthttp.RequestCtx, g *RequestIDs) []byte {
-	if in := ctx.Request.Header.Peek(HeaderRequestID); ValidRequestID(in) {
-		ctx.Response.Header.SetBytesV(HeaderRequestID, in)
+	if in := ctx.Request.Header.PeekBytes(keyRequestID); ValidRequestID(in) {
+		ctx.Response.Header.SetCanonical(keyRequestID, in)
 	} else {
 		var buf [48]byte
-		ctx.Response.Header.SetBytesV(HeaderRequestID, g.Next(buf[:0]))
+		ctx.Response.Header.SetCanonical(keyRequestID, g.Next(buf[:0]))
 	}
-	return ctx.Response.Header.Peek(HeaderRequestID)
+	return ctx.Response.Header.PeekBytes(keyRequestID)
 }
 
 // Commerce CORS. The request headers are the spec's plus the additive Vitrine-Min-Version and
@@ -115,18 +128,18 @@ func CommerceAllowHeaders() string { return string(commerceAllowHeaders) }
 // WordPress's headers, echoing the Origin (with Vary: Origin), never credentials.
 func CORS(h *fasthttp.ResponseHeader, iface schema.Interface, origin []byte) {
 	if iface == schema.CMS {
-		h.SetBytesV("Access-Control-Expose-Headers", cmsExposeHeaders)
-		h.SetBytesV("Access-Control-Allow-Headers", cmsAllowHeaders)
+		h.SetCanonical(keyExposeHeaders, cmsExposeHeaders)
+		h.SetCanonical(keyAllowHeaders, cmsAllowHeaders)
 		if len(origin) > 0 {
-			h.SetBytesV("Access-Control-Allow-Origin", origin)
-			h.SetBytesV("Access-Control-Allow-Methods", cmsAllowMethods)
+			h.SetCanonical(keyAllowOrigin, origin)
+			h.SetCanonical(keyAllowMethods, cmsAllowMethods)
 			h.AddBytesV("Vary", varyOrigin)
 		}
 		return
 	}
 	if len(origin) > 0 {
-		h.SetBytesV("Access-Control-Allow-Origin", star)
-		h.SetBytesV("Access-Control-Expose-Headers", commerceExposeHeaders)
+		h.SetCanonical(keyAllowOrigin, star)
+		h.SetCanonical(keyExposeHeaders, commerceExposeHeaders)
 	}
 }
 
@@ -139,10 +152,10 @@ func Preflight(ctx *fasthttp.RequestCtx, iface schema.Interface) bool {
 	h := &ctx.Response.Header
 	CORS(h, iface, ctx.Request.Header.Peek("Origin"))
 	if iface == schema.Commerce {
-		h.SetBytesV("Access-Control-Allow-Methods", commerceAllowMethods)
-		h.SetBytesV("Access-Control-Allow-Headers", commerceAllowHeaders)
+		h.SetCanonical(keyAllowMethods, commerceAllowMethods)
+		h.SetCanonical(keyAllowHeaders, commerceAllowHeaders)
 	}
-	h.SetBytesV("Access-Control-Max-Age", maxAge)
+	h.SetCanonical(keyMaxAge, maxAge)
 	ctx.SetStatusCode(fasthttp.StatusNoContent)
 	return true
 }
@@ -165,4 +178,14 @@ func ClientIP(ctx *fasthttp.RequestCtx, trustForwarded bool) []byte {
 		}
 	}
 	return []byte(ctx.RemoteIP().String())
+}
+
+// FastHTTPLogger adapts a slog.Logger to fasthttp's logger interface, so that fasthttp's own
+// messages (connection errors) reach the process's JSON log instead of the standard logger.
+func FastHTTPLogger(log *slog.Logger) fasthttp.Logger { return fastHTTPLogger{log} }
+
+type fastHTTPLogger struct{ log *slog.Logger }
+
+func (l fastHTTPLogger) Printf(format string, args ...any) {
+	l.log.Debug(fmt.Sprintf(format, args...), "component", "fasthttp")
 }

@@ -12,7 +12,6 @@
 package reads
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -111,7 +110,7 @@ func Answer(req *Request) Response {
 }
 
 func ok(v any, d []cache.Dep, headers ...[2][]byte) Response {
-	b, err := json.Marshal(v)
+	b, err := schema.MarshalJSON(v)
 	if err != nil {
 		return Response{Err: err}
 	}

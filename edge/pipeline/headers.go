@@ -1,0 +1,71 @@
+package pipeline
+
+import (
+	"github.com/valyala/fasthttp"
+)
+
+// Headers are the request headers the pipeline reads, found in one pass over the request's
+// headers: one fasthttp Peek per header would normalise its key each time (measured: 13% of a
+// cache hit). The slices point into the request and are valid until the handler returns.
+type Headers struct {
+	TenantSlug     []byte
+	Origin         []byte
+	RequestID      []byte
+	Authorization  []byte
+	Cookie         []byte
+	MinVersion     []byte
+	AcceptEncoding []byte
+	IfNoneMatch    []byte
+}
+
+// Scan fills hs from a request's headers (keys are in canonical form after fasthttp's parse).
+func (hs *Headers) Scan(h *fasthttp.RequestHeader) {
+	*hs = Headers{}
+	for k, v := range h.All() {
+		switch len(k) {
+		case 6:
+			switch string(k) {
+			case "Origin":
+				hs.Origin = v
+			case "Cookie":
+				hs.Cookie = v
+			}
+		case 12:
+			if string(k) == "X-Request-Id" {
+				hs.RequestID = v
+			}
+		case 13:
+			switch string(k) {
+			case "X-Tenant-Slug":
+				hs.TenantSlug = v
+			case "Authorization":
+				hs.Authorization = v
+			case "If-None-Match":
+				hs.IfNoneMatch = v
+			}
+		case 15:
+			if string(k) == "Accept-Encoding" {
+				hs.AcceptEncoding = v
+			}
+		case 19:
+			if string(k) == "Vitrine-Min-Version" {
+				hs.MinVersion = v
+			}
+		}
+	}
+}
+
+// Anonymous reports whether the request carries no credential: no Authorization header and no
+// cookie. Only anonymous requests may be answered from shared caches.
+func (hs *Headers) Anonymous() bool { return len(hs.Authorization) == 0 && len(hs.Cookie) == 0 }
+
+// AssignRequestID is the function of the same name, using an already scanned id.
+func (hs *Headers) AssignRequestID(ctx *fasthttp.RequestCtx, g *RequestIDs) []byte {
+	if ValidRequestID(hs.RequestID) {
+		ctx.Response.Header.SetCanonical(keyRequestID, hs.RequestID)
+	} else {
+		var buf [48]byte
+		ctx.Response.Header.SetCanonical(keyRequestID, g.Next(buf[:0]))
+	}
+	return ctx.Response.Header.PeekBytes(keyRequestID)
+}
