@@ -145,7 +145,7 @@ const (
 	MaxCategoriesPer  = 50
 	MaxOptions        = 10
 	MaxSKULen         = 100
-	MaxMinorAmount    = 1_000_000_000_000_000 // 10^18 minor units: far above any real price, far below int64 overflow
+	MaxMinorAmount    = 1_000_000_000_000_000 // 10^15 minor units: far above any real price, far below int64 overflow
 	MaxCategoryDepth  = 8
 )
 
@@ -192,7 +192,11 @@ func Slugify(title string) string {
 			break
 		}
 	}
-	return strings.Trim(b.String(), "-")
+	out := b.String()
+	if len(out) > MaxSlugLen {
+		out = out[:MaxSlugLen]
+	}
+	return strings.Trim(out, "-")
 }
 
 // ValidateText checks a free-text field: valid UTF-8, no NUL, at most max bytes, and non-empty

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"bytes"
+	"io"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -92,7 +93,7 @@ func DecodeChange(b []byte) (*Change, error) {
 	if err := dec.Decode(&c); err != nil {
 		return nil, fmt.Errorf("schema: decode change: %w", err)
 	}
-	if dec.More() {
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("schema: decode change: trailing data")
 	}
 	if err := c.Check(); err != nil {
@@ -129,7 +130,8 @@ func (c *Change) Check() error {
 	if c.Version == 0 || c.TxnFirst > c.Version || c.TxnLast < c.Version {
 		return fmt.Errorf("schema: version %d outside its transaction %d..%d", c.Version, c.TxnFirst, c.TxnLast)
 	}
-	if c.Deleted != (len(c.Data) == 0) {
+	hasData := len(c.Data) > 0 && string(bytes.TrimSpace(c.Data)) != "null"
+	if c.Deleted != !hasData || (len(c.Data) > 0 && !hasData) {
 		return fmt.Errorf("schema: a change has data exactly when it is not a tombstone")
 	}
 	return nil
@@ -166,6 +168,10 @@ func NewChange(log string, kind Kind, id string, vis Visibility, v any) Change {
 	b, err := json.Marshal(v)
 	if err != nil {
 		panic("schema: marshal entity: " + err.Error())
+	}
+	if string(b) == "null" { // a typed nil pointer: a tombstone too
+		c.Deleted = true
+		return c
 	}
 	c.Data = b
 	return c

@@ -120,9 +120,11 @@ func ValidatePost(p *Post) error {
 	if p.Sticky && p.Password != "" {
 		return &Error{Code: CodeInvalid, CMSCode: "rest_invalid_field", Field: "sticky", Message: "A post can not be sticky and have a password."}
 	}
-	for _, t := range append(append([]TermID{}, p.Categories...), p.Tags...) {
-		if t <= 0 || t > MaxExposedID {
-			return Invalid("categories", "term ids must be positive integers")
+	for field, ids := range map[string][]TermID{"categories": p.Categories, "tags": p.Tags} {
+		for _, t := range ids {
+			if t <= 0 || t > MaxExposedID {
+				return Invalid(field, "%s must contain positive term ids", field)
+			}
 		}
 	}
 	for k, v := range p.Meta {

@@ -274,7 +274,9 @@ func RenderExcerpt(rawExcerpt, content string) string {
 	if strings.TrimSpace(rawExcerpt) != "" {
 		return RenderContent(rawExcerpt)
 	}
-	text := tag.ReplaceAllString(blockComment.ReplaceAllString(content, ""), " ")
+	// Like WordPress's wp_strip_all_tags: tags go without leaving a space, so inline markup
+	// never splits a word.
+	text := tag.ReplaceAllString(blockComment.ReplaceAllString(content, ""), "")
 	words := strings.Fields(html.UnescapeString(text))
 	if len(words) == 0 {
 		return ""

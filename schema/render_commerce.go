@@ -128,6 +128,10 @@ func (pr Pricing) VariantPrice(v *Variant, p *Product) Money {
 	if a, ok := v.Prices[pr.Currency.Code]; ok {
 		return Money{Amount: a, Currency: pr.Currency.Code, Formatted: FormatMinor(a, pr.Currency.Exponent)}
 	}
+	// A variant priced in the default currency converts from its own price, not the product's.
+	if _, ok := v.Prices[pr.Default.Code]; ok {
+		return pr.Price(v.Prices)
+	}
 	return pr.Price(p.Prices)
 }
 
@@ -148,11 +152,12 @@ func ConvertMinor(amount int64, fromExp, toExp int, rate string) int64 {
 	n.Mul(n, big.NewInt(2)).Add(n, d)
 	d.Mul(d, big.NewInt(2))
 	n.Quo(n, d)
+	// Saturate at the amount bound, keeping the sign: a conversion never wraps around.
+	if n.Cmp(big.NewInt(MaxMinorAmount)) > 0 {
+		n.SetInt64(MaxMinorAmount)
+	}
 	if neg {
 		n.Neg(n)
-	}
-	if !n.IsInt64() {
-		return MaxMinorAmount
 	}
 	return n.Int64()
 }
@@ -242,6 +247,7 @@ func BuildCategoryTree(cats []*Category) []*CategoryNode {
 		if parent, ok := nodes[c.ParentID]; ok && c.ParentID != c.ID {
 			parent.Children = append(parent.Children, n)
 		} else {
+			n.ParentID = 0 // its parent is gone: it is a root now
 			roots = append(roots, n)
 		}
 	}

@@ -106,7 +106,7 @@ func ValidateTenant(t *Tenant) error {
 	if t.Status != TenantActive && t.Status != TenantSuspended {
 		return Invalid("status", "status must be active or suspended")
 	}
-	if _, err := time.LoadLocation(t.Timezone); err != nil || t.Timezone == "" {
+	if _, err := time.LoadLocation(t.Timezone); err != nil || t.Timezone == "" || t.Timezone == "Local" {
 		return Invalid("timezone", "timezone must be an IANA name such as Europe/Paris")
 	}
 	if len(t.Currencies) == 0 {
@@ -127,7 +127,7 @@ func ValidateTenant(t *Tenant) error {
 
 func validateBaseURL(s string) error {
 	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.ContainsAny(s, "?#") {
 		return Invalid("base_url", "base_url must be an absolute http or https URL")
 	}
 	if u.Path != "" && u.Path != "/" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {

@@ -144,3 +144,33 @@ func (db *DB) DeleteEvents(ctx context.Context, ids []string) error {
 	_, err := db.pool.Exec(ctx, `DELETE FROM event_outbox WHERE id = ANY($1::UUID[])`, ids)
 	return mapError(err)
 }
+
+// Lease describes the holder of a relay lease.
+type Lease struct {
+	Holder    string
+	Token     int64
+	ExpiresAt time.Time
+}
+
+// Lease returns the named lease's current holder (a zero Lease when nobody ever held it).
+func (db *DB) Lease(ctx context.Context, name string) (Lease, error) {
+	var l Lease
+	err := db.pool.QueryRow(ctx, `SELECT holder, token, expires_at FROM relay_leases WHERE name = $1`, name).Scan(&l.Holder, &l.Token, &l.ExpiresAt)
+	if err == pgx.ErrNoRows {
+		return Lease{}, nil
+	}
+	return l, mapError(err)
+}
+
+// TakeLease takes the named lease for holder whoever holds it, with a new fencing token: the
+// operator's `vitrine replica rebuild` uses it, since a relay refusing a stream of another epoch
+// keeps its lease. The previous holder's next renewal fails and it stands by.
+func (db *DB) TakeLease(ctx context.Context, name, holder string, ttl time.Duration) (int64, error) {
+	var token int64
+	err := db.pool.QueryRow(ctx, `INSERT INTO relay_leases (name, holder, token, expires_at)
+		VALUES ($1, $2, 1, now() + ($3::INT8 * INTERVAL '1 millisecond'))
+		ON CONFLICT (name) DO UPDATE SET holder = $2, token = relay_leases.token + 1,
+			expires_at = now() + ($3::INT8 * INTERVAL '1 millisecond')
+		RETURNING token`, name, holder, ttl.Milliseconds()).Scan(&token)
+	return token, mapError(err)
+}

@@ -51,6 +51,7 @@ type Outbox interface {
 	OutboxRows(ctx context.Context, logID string, after int64, limit int) ([]schema.OutboxRow, error)
 	DeleteOutbox(ctx context.Context, logID string, through int64, lease, holder string, token int64) (bool, error)
 	AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (int64, error)
+	TakeLease(ctx context.Context, name, holder string, ttl time.Duration) (int64, error)
 	RenewLease(ctx context.Context, name, holder string, token int64, ttl time.Duration) (bool, error)
 	ReleaseLease(ctx context.Context, name, holder string, token int64) error
 	PendingEvents(ctx context.Context, limit int) ([]schema.EventRow, error)
@@ -589,28 +590,21 @@ func (r *Relay) publishEvents(ctx context.Context) error {
 	return nil
 }
 
-// Rebuild republishes the state stream from the database: it takes the lease (waiting for a
-// running relay to give it up or let it expire), recreates the stream for the database's epoch,
-// and publishes every log from a snapshot. progress, when not nil, is called after each log.
+// Rebuild republishes the state stream from the database: it takes the lease over (a running
+// relay stands by until the rebuild releases it; one refusing a stream of another epoch would
+// otherwise keep it), recreates the stream for the database's epoch, and publishes every log
+// from a snapshot. progress, when not nil, is called after each log.
 func (r *Relay) Rebuild(ctx context.Context, progress func(done, total int, log string)) error {
-	deadline := time.Now().Add(3 * r.cfg.LeaseTTL)
-	for {
-		token, err := r.db.AcquireLease(ctx, r.cfg.LeaseName, r.cfg.Holder, r.cfg.LeaseTTL)
-		if err != nil {
-			return err
-		}
-		if token != 0 {
-			start := time.Now()
-			r.token = token
-			r.leaseUntil, r.renewAt = start.Add(r.cfg.LeaseTTL-r.cfg.LeaseTTL/5), start.Add(r.cfg.LeaseTTL/3)
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("relay: the lease stayed held by another relay")
-		}
-		r.log.Info("waiting for the relay lease")
-		time.Sleep(r.cfg.LeaseTTL / 5)
+	start := time.Now()
+	token, err := r.db.TakeLease(ctx, r.cfg.LeaseName, r.cfg.Holder, r.cfg.LeaseTTL)
+	if err != nil {
+		return err
 	}
+	r.token = token
+	r.leaseUntil, r.renewAt = start.Add(r.cfg.LeaseTTL-r.cfg.LeaseTTL/5), start.Add(r.cfg.LeaseTTL/3)
+	// A publisher that held the lease may have a batch in flight: let it land (or be fenced)
+	// before the stream is replaced.
+	time.Sleep(min(r.cfg.LeaseTTL/5, time.Second))
 	defer r.release()
 	epoch, err := r.db.Epoch(ctx)
 	if err != nil {

@@ -91,3 +91,25 @@ func Tenant(t testing.TB, db *store.DB, slug string) *schema.Tenant {
 	}
 	return tn
 }
+
+// ResetDatabase drops and recreates the (empty) database of dsn under the same name, as an
+// operator restoring an empty database would, with connections still open to it.
+func ResetDatabase(t testing.TB, dsn string) {
+	t.Helper()
+	ctx := context.Background()
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := pgx.Connect(ctx, ServerURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	name := pgx.Identifier{cfg.Database}.Sanitize()
+	for _, q := range []string{"DROP DATABASE " + name + " WITH (FORCE)", "CREATE DATABASE " + name} {
+		if _, err := admin.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

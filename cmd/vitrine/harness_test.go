@@ -1,0 +1,396 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"vitrine/edge"
+	"vitrine/edge/replica"
+	"vitrine/origin"
+	"vitrine/origin/store"
+	"vitrine/origin/store/storetest"
+	"vitrine/schema"
+	"vitrine/sync/feed"
+	"vitrine/sync/natstest"
+	"vitrine/sync/relay"
+)
+
+// TestMain lets the test binary run as the vitrine command: system tests start relays as real
+// processes (to kill and freeze them) by re-executing themselves with VITRINE_TEST_MAIN=1.
+func TestMain(m *testing.M) {
+	if os.Getenv("VITRINE_TEST_MAIN") == "1" {
+		ctx, stop := signalContext()
+		defer stop()
+		if err := run(ctx, os.Args[1:]); err != nil {
+			fmt.Fprintln(os.Stderr, "vitrine:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func signalContext() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 1)
+	signalNotify(ch)
+	go func() { <-ch; cancel() }()
+	return ctx, cancel
+}
+
+func testLogger(t testing.TB) *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// system is a whole Vitrine deployment inside a test: a fresh database, an embedded
+// nats-server, an origin, relays (in-process or as processes) and edges.
+type system struct {
+	t          *testing.T
+	dsn        string
+	db         *store.DB
+	ns         *natstest.Server
+	fc         feed.Config
+	key        []byte
+	edgeSecret string
+	log        *slog.Logger
+
+	mu         sync.Mutex
+	localRelay *relay.Relay
+	wakeConn   *nats.Conn
+
+	origin     *component
+	originAddr string
+	replicas   []*component // components with a replica, to wait for new tenants
+}
+
+// component is a running part of the system.
+type component struct {
+	name   string
+	addr   string
+	rep    *replica.Replica
+	fol    *feed.Follower
+	relay  *relay.Relay
+	edge   *edge.Server
+	cancel context.CancelFunc
+	done   chan struct{}
+	cmd    *exec.Cmd
+}
+
+type systemOptions struct {
+	dedup time.Duration
+}
+
+func newSystem(t *testing.T, opt systemOptions) *system {
+	t.Helper()
+	s := &system{t: t, ns: natstest.Run(t), key: []byte("0123456789abcdef0123456789abcdef"), edgeSecret: "test-edge-secret", log: testLogger(t)}
+	s.fc = feed.Config{DedupWindow: opt.dedup}.WithDefaults()
+	s.wakeConn = s.ns.Connect(t)
+	s.dsn = storetest.NewDatabase(t)
+	s.openDB()
+	return s
+}
+
+func (s *system) openDB() {
+	db, err := store.Open(context.Background(), s.dsn, store.Config{OnCommit: func([]store.LogCommit) {
+		s.mu.Lock()
+		r := s.localRelay
+		s.mu.Unlock()
+		if r != nil {
+			r.Wake()
+		}
+		s.wakeConn.Publish(s.fc.WakeSubject(), nil)
+	}})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(db.Close)
+	if err := db.Migrate(context.Background()); err != nil {
+		s.t.Fatal(err)
+	}
+	s.db = db
+}
+
+func (s *system) connect() *nats.Conn {
+	nc, err := nats.Connect(s.ns.URL(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return nc
+}
+
+func (s *system) follow(ctx context.Context, nc *nats.Conn, filters []string, rc replica.Config) (*replica.Replica, *feed.Follower) {
+	rc.Logger = s.log
+	rep := replica.New(rc)
+	fol, err := feed.NewFollower(nc, s.fc, filters, rep, s.log)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	fol.Watch = 100 * time.Millisecond
+	go fol.Run(ctx)
+	return rep, fol
+}
+
+// startRelay runs a relay in the test process.
+func (s *system) startRelay(cfg relay.Config) *component {
+	ctx, cancel := context.WithCancel(context.Background())
+	nc := s.connect()
+	cfg.Feed, cfg.Logger = s.fc, s.log
+	if cfg.Poll == 0 {
+		cfg.Poll = 20 * time.Millisecond
+	}
+	r, err := relay.New(s.db, nc, cfg)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	c := &component{name: "relay", relay: r, cancel: cancel, done: make(chan struct{})}
+	go func() { r.Run(ctx); nc.Close(); close(c.done) }()
+	s.mu.Lock()
+	s.localRelay = r
+	s.mu.Unlock()
+	s.t.Cleanup(c.stop)
+	return c
+}
+
+// startRelayProcess runs `vitrine relay` as a separate process.
+func (s *system) startRelayProcess(args ...string) *component {
+	cmd := exec.Command(os.Args[0], append([]string{"relay", "--ops-addr", "off", "--poll", "20ms"}, args...)...)
+	cmd.Env = append(os.Environ(), "VITRINE_TEST_MAIN=1", "VITRINE_DATABASE_URL="+s.dsn, "VITRINE_NATS_URL="+s.ns.URL(), "VITRINE_LOG_LEVEL=warn")
+	if s.fc.DedupWindow > 0 {
+		cmd.Env = append(cmd.Env, "VITRINE_DEDUP_WINDOW="+s.fc.DedupWindow.String())
+	}
+	if testing.Verbose() {
+		cmd.Stderr = os.Stderr
+	}
+	if err := cmd.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	c := &component{name: "relay process", cmd: cmd, done: make(chan struct{})}
+	go func() { cmd.Wait(); close(c.done) }()
+	s.t.Cleanup(c.kill)
+	return c
+}
+
+func (c *component) stop() {
+	if c.cancel != nil {
+		c.cancel()
+	}
+	if c.edge != nil {
+		c.edge.Close()
+	}
+	<-c.done
+}
+
+// kill ends a process without letting it clean up (SIGKILL).
+func (c *component) kill() {
+	if c.cmd != nil && c.cmd.Process != nil {
+		c.cmd.Process.Signal(syscall.SIGCONT)
+		c.cmd.Process.Kill()
+		<-c.done
+	}
+}
+
+func (c *component) signal(sig syscall.Signal) {
+	if err := c.cmd.Process.Signal(sig); err != nil {
+		panic(err)
+	}
+}
+
+// startOrigin runs the origin on a loopback port (the same port across restarts).
+func (s *system) startOrigin() *component {
+	ctx, cancel := context.WithCancel(context.Background())
+	nc := s.connect()
+	rep, fol := s.follow(ctx, nc, s.fc.AllFilters(), replica.Config{PlatformDomain: "vitrine.test"})
+	srv := origin.New(origin.Config{Secret: s.key, EdgeSecret: s.edgeSecret, Logger: s.log, WriteWait: 500 * time.Millisecond}, s.db, rep)
+	addr := s.originAddr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.originAddr = ln.Addr().String()
+	hs := srv.HTTPServer()
+	c := &component{name: "origin", addr: s.originAddr, rep: rep, fol: fol, cancel: cancel, done: make(chan struct{})}
+	go func() { hs.Serve(ln); close(c.done) }()
+	go func() { <-ctx.Done(); hs.Shutdown(); nc.Close() }()
+	s.origin = c
+	s.replicas = append(s.replicas, c)
+	s.t.Cleanup(c.stop)
+	return c
+}
+
+// startEdge runs an edge on a loopback port.
+func (s *system) startEdge(cfg edge.Config) *component {
+	ctx, cancel := context.WithCancel(context.Background())
+	nc := s.connect()
+	rep, fol := s.follow(ctx, nc, s.fc.PublicFilters(nil), replica.Config{PlatformDomain: "vitrine.test"})
+	if s.originAddr == "" {
+		s.originAddr = freeAddr(s.t)
+	}
+	cfg.Origin, cfg.EdgeSecret, cfg.Logger = "http://"+s.originAddr, s.edgeSecret, s.log
+	if cfg.RateLimit == 0 {
+		cfg.RateLimit = -1
+	}
+	srv, err := edge.New(cfg, rep)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	hs := srv.HTTPServer()
+	c := &component{name: "edge", addr: ln.Addr().String(), rep: rep, fol: fol, edge: srv, cancel: cancel, done: make(chan struct{})}
+	go func() { hs.Serve(ln); close(c.done) }()
+	go func() { <-ctx.Done(); hs.Shutdown(); nc.Close() }()
+	s.replicas = append(s.replicas, c)
+	s.t.Cleanup(c.stop)
+	return c
+}
+
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// tenant creates a tenant with an administrator and returns the admin's application password.
+func (s *system) tenant(slug string) (*schema.Tenant, string) {
+	s.t.Helper()
+	ctx := context.Background()
+	tn := &schema.Tenant{Slug: slug, Name: "Store " + slug, BaseURL: "https://" + slug + ".shop.example", Timezone: "UTC",
+		Currencies: []string{"USD"}, Domains: []string{slug + ".example.test"}}
+	if err := s.db.CreateTenant(ctx, tn); err != nil {
+		s.t.Fatal(err)
+	}
+	u := &schema.User{Login: "admin", Email: "admin@" + slug + ".example", Role: schema.RoleAdministrator}
+	if err := s.db.CreateUser(ctx, tn, u); err != nil {
+		s.t.Fatal(err)
+	}
+	pw := origin.NewAppPassword()
+	if _, err := s.db.CreateAppPassword(ctx, tn, u.ID, "tests", origin.HashAppPassword(s.key, pw)); err != nil {
+		s.t.Fatal(err)
+	}
+	if err := s.db.Tx(ctx, func(tx *store.Tx) error {
+		return tx.CreateCurrency(ctx, tn, &schema.Currency{Code: "USD", Name: "US Dollar", Symbol: "$", Exponent: 2, Rate: "1"})
+	}); err != nil {
+		s.t.Fatal(err)
+	}
+	// The tenant is served once every running replica has had its first checkpoint of it.
+	for _, c := range s.replicas {
+		select {
+		case <-c.done:
+			continue
+		default:
+		}
+		waitFor(s.t, 10*time.Second, c.name+" to serve "+slug, func() bool {
+			r := c.rep.TenantBySlug(slug)
+			return r != nil && r.Ready()
+		})
+	}
+	return tn, pw
+}
+
+// response is an HTTP answer read in full.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r *response) json(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.body, &m); err != nil {
+		t.Fatalf("status %d, body is not a JSON object: %s", r.status, r.body)
+	}
+	return m
+}
+
+var httpClient = &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 32}}
+
+// call sends a request to addr with the tenant's host name.
+func call(t testing.TB, method, addr, host, uri, body string, headers ...string) *response {
+	t.Helper()
+	req, err := http.NewRequest(method, "http://"+addr+uri, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = host
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	if body != "" && req.Header.Get("Content-Type") == "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, uri, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return &response{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+func basic(login, password string) string {
+	return "Basic " + b64(login+":"+password)
+}
+
+// waitFor polls cond until it holds or the timeout passes.
+func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// converged waits until a replica holds every log at the database's version, then compares
+// digests of the visibilities it holds.
+func (s *system) converged(c *component, vis []schema.Visibility, slugs ...string) {
+	s.t.Helper()
+	ctx := context.Background()
+	for _, slug := range slugs {
+		log, err := s.db.LogBySlug(ctx, slug)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		waitFor(s.t, 60*time.Second, c.name+" to reach "+slug+"@"+fmt.Sprint(log.Version), func() bool {
+			tn := c.rep.TenantBySlug(slug)
+			return tn != nil && tn.Ready() && tn.Version() >= log.Version
+		})
+		want, err := s.db.Digest(ctx, log, vis...)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		got := c.rep.TenantBySlug(slug).Snapshot().Digest(slug, vis...)
+		if got.Sum() != want.Sum() {
+			s.t.Fatalf("%s replica of %s differs from the database (%d vs %d states):\n%s", c.name, slug, got.Len(), want.Len(),
+				strings.Join(got.Diff(want, 20), "\n"))
+		}
+	}
+}
