@@ -2,11 +2,11 @@ package schema
 
 import (
 	"bytes"
-	"io"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
