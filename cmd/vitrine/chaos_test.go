@@ -244,6 +244,11 @@ func injectDuplicates(ctx context.Context, t *testing.T, s *system, slugs []stri
 		dup := nats.NewMsg(subj)
 		dup.Data = msg.Data
 		for k, vs := range msg.Header {
+			// Keep what the publisher sent; drop what the server added on the way out.
+			switch k {
+			case "Nats-Stream", "Nats-Sequence", "Nats-Subject", "Nats-Time-Stamp", "Nats-Last-Sequence", "Nats-Num-Pending":
+				continue
+			}
 			if strings.HasPrefix(k, "Nats-Batch-") || strings.HasPrefix(k, "Nats-Expected-") {
 				continue
 			}
@@ -303,7 +308,8 @@ func TestChaosConvergence(t *testing.T) {
 					return
 				}
 				written.Add(1)
-				time.Sleep(time.Duration(2+w.rng.IntN(6)) * time.Millisecond)
+				// About 1000 writes over ~6 s: the chaos below happens while they go on.
+				time.Sleep(time.Duration(10+w.rng.IntN(10)) * time.Millisecond)
 			}
 		}()
 	}
@@ -317,8 +323,12 @@ func TestChaosConvergence(t *testing.T) {
 	time.Sleep(1500 * time.Millisecond)
 	s.ns.Restart(t)
 	t.Logf("nats-server restarted after %d writes", written.Load())
+	if written.Load() >= totalWrites {
+		t.Fatal("the writes ended before the nats-server restart: the chaos did not happen under load")
+	}
 	time.Sleep(1500 * time.Millisecond)
 	relayProc.kill()
+	t.Logf("relay killed again after %d writes", written.Load())
 	time.Sleep(s.fc.DedupWindow + 200*time.Millisecond)
 	s.startRelayProcess("--lease-ttl", "2s")
 

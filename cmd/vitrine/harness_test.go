@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"vitrine/edge"
 	"vitrine/edge/replica"
@@ -171,7 +172,7 @@ func (s *system) startRelay(cfg relay.Config) *component {
 // startRelayProcess runs `vitrine relay` as a separate process.
 func (s *system) startRelayProcess(args ...string) *component {
 	cmd := exec.Command(os.Args[0], append([]string{"relay", "--ops-addr", "off", "--poll", "20ms"}, args...)...)
-	cmd.Env = append(os.Environ(), "VITRINE_TEST_MAIN=1", "VITRINE_DATABASE_URL="+s.dsn, "VITRINE_NATS_URL="+s.ns.URL(), "VITRINE_LOG_LEVEL=warn")
+	cmd.Env = append(os.Environ(), "VITRINE_TEST_MAIN=1", "VITRINE_DATABASE_URL="+s.dsn, "VITRINE_NATS_URL="+s.ns.URL(), "VITRINE_LOG_LEVEL="+relayLogLevel())
 	if s.fc.DedupWindow > 0 {
 		cmd.Env = append(cmd.Env, "VITRINE_DEDUP_WINDOW="+s.fc.DedupWindow.String())
 	}
@@ -379,10 +380,21 @@ func (s *system) converged(c *component, vis []schema.Visibility, slugs ...strin
 		if err != nil {
 			s.t.Fatal(err)
 		}
-		waitFor(s.t, 60*time.Second, c.name+" to reach "+slug+"@"+fmt.Sprint(log.Version), func() bool {
+		deadline := time.Now().Add(60 * time.Second)
+		for {
 			tn := c.rep.TenantBySlug(slug)
-			return tn != nil && tn.Ready() && tn.Version() >= log.Version
-		})
+			if tn != nil && tn.Ready() && tn.Version() >= log.Version {
+				break
+			}
+			if time.Now().After(deadline) {
+				state := "unknown tenant"
+				if tn != nil {
+					state = fmt.Sprintf("ready %v, version %d, seen %d", tn.Ready(), tn.Version(), tn.Seen())
+				}
+				s.t.Fatalf("%s never reached %s@%d: %s; follower %+v; stream: %s", c.name, slug, log.Version, state, c.fol.Stats(), s.streamState(slug))
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 		want, err := s.db.Digest(ctx, log, vis...)
 		if err != nil {
 			s.t.Fatal(err)
@@ -393,4 +405,24 @@ func (s *system) converged(c *component, vis []schema.Visibility, slugs ...strin
 				strings.Join(got.Diff(want, 20), "\n"))
 		}
 	}
+}
+
+// streamState describes a log's head in the stream, for failure messages.
+func (s *system) streamState(slug string) string {
+	nc := s.connect()
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx := context.Background()
+	st, err := js.Stream(ctx, s.fc.Stream)
+	if err != nil {
+		return err.Error()
+	}
+	info, _ := st.Info(ctx)
+	msg, err := st.GetLastMsgForSubject(ctx, s.fc.HeadSubject(0, slug))
+	if err != nil {
+		return fmt.Sprintf("last seq %d, head: %v", info.State.LastSeq, err)
+	}
+	c, _ := schema.DecodeChange(msg.Data)
+	l, _ := s.db.Lease(ctx, "relay")
+	return fmt.Sprintf("last seq %d, head of %s at seq %d version %d; lease %+v", info.State.LastSeq, slug, msg.Sequence, c.Version, l)
 }

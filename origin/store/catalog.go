@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
@@ -127,7 +128,15 @@ func (tx *Tx) UpdateProduct(ctx context.Context, t *schema.Tenant, old, p *schem
 	if err := schema.ValidateProduct(p, schema.ReservedProductSlugs()); err != nil {
 		return err
 	}
-	if err := tx.checkCategories(ctx, t, p.CategoryIDs); err != nil {
+	// Only the categories this update adds must exist: an id whose category was deleted since
+	// stays harmlessly (readers skip it), and must not make every later update fail.
+	var added []schema.CategoryID
+	for _, c := range p.CategoryIDs {
+		if !slices.Contains(old.CategoryIDs, c) {
+			added = append(added, c)
+		}
+	}
+	if err := tx.checkCategories(ctx, t, added); err != nil {
 		return err
 	}
 	p.UpdatedAt = tx.now

@@ -304,3 +304,51 @@ func TestPostDatesNormalized(t *testing.T) {
 		t.Fatalf("outbox %s\nsnapshot %s", got[len(got)-1].Data, snap)
 	}
 }
+
+// A product keeps the id of a deleted category, and can still be updated.
+func TestUpdateAfterCategoryDeletion(t *testing.T) {
+	ctx := context.Background()
+	db, _ := storetest.Open(t, store.Config{})
+	tn := storetest.Tenant(t, db, "shop")
+	var cat schema.CategoryID
+	var pid schema.ProductID
+	if err := db.Tx(ctx, func(tx *store.Tx) error {
+		c := &schema.Category{Slug: "gone", Name: "Gone"}
+		if err := tx.CreateCategory(ctx, tn, c); err != nil {
+			return err
+		}
+		p := product("kept")
+		p.CategoryIDs = []schema.CategoryID{c.ID}
+		cat, pid = c.ID, p.ID
+		err := tx.CreateProduct(ctx, tn, p)
+		pid = p.ID
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Tx(ctx, func(tx *store.Tx) error { return tx.DeleteCategory(ctx, tn, cat) }); err != nil {
+		t.Fatal(err)
+	}
+	err := db.Tx(ctx, func(tx *store.Tx) error {
+		old, err := tx.Product(ctx, tn, pid)
+		if err != nil {
+			return err
+		}
+		p := *old
+		p.Title = "Renamed"
+		return tx.UpdateProduct(ctx, tn, old, &p)
+	})
+	if err != nil {
+		t.Fatalf("update of a product whose category was deleted: %v", err)
+	}
+	// Adding an unknown category is still refused.
+	err = db.Tx(ctx, func(tx *store.Tx) error {
+		old, _ := tx.Product(ctx, tn, pid)
+		p := *old
+		p.CategoryIDs = append(p.CategoryIDs, 9999)
+		return tx.UpdateProduct(ctx, tn, old, &p)
+	})
+	if schema.ErrorCode(err) != schema.CodeInvalid {
+		t.Fatalf("unknown category added: %v", err)
+	}
+}

@@ -156,8 +156,10 @@ func (c Config) stateStreamConfig(epoch string) jetstream.StreamConfig {
 		Duplicates:         c.DedupWindow,
 		AllowMsgTTL:        true,
 		AllowAtomicPublish: true,
-		AllowDirect:        true,
-		Metadata:           map[string]string{epochKey: epoch},
+		// Direct gets answer the sequence in a header, which a message's own headers can shadow:
+		// the relay reads heads through the regular API, whose sequence comes from the server.
+		AllowDirect: false,
+		Metadata:    map[string]string{epochKey: epoch},
 	}
 }
 
@@ -180,9 +182,9 @@ func EnsureStream(ctx context.Context, js jetstream.JetStream, c Config, epoch s
 		return nil, fmt.Errorf("%w: stream %s has epoch %q, the database has %q: run `vitrine replica rebuild`",
 			ErrEpochMismatch, c.Stream, got, epoch)
 	}
-	// Keep limits that may be tuned (dedup window) in line with the configuration.
-	if cfg := s.CachedInfo().Config; cfg.Duplicates != c.DedupWindow {
-		cfg.Duplicates = c.DedupWindow
+	// Keep what may be tuned (dedup window) or was changed (direct gets) in line.
+	if cfg := s.CachedInfo().Config; cfg.Duplicates != c.DedupWindow || cfg.AllowDirect {
+		cfg.Duplicates, cfg.AllowDirect = c.DedupWindow, false
 		if _, err := js.UpdateStream(ctx, cfg); err != nil {
 			return nil, fmt.Errorf("feed: update stream %s: %w", c.Stream, err)
 		}

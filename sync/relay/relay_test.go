@@ -3,11 +3,13 @@ package relay_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"log/slog"
 	"os"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"vitrine/edge/replica"
@@ -154,4 +156,41 @@ func TestStaleBatchIsFenced(t *testing.T) {
 	if string(c.Data) == string(stale.Data) {
 		t.Fatal("the stale state reached the stream")
 	}
+}
+
+// A message on the head subject whose headers carry a foreign Nats-Sequence (as a naive copy of a
+// direct-get answer would) must not make the relay misread the head's sequence.
+func TestHeadWithForeignSequenceHeader(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, relay.Config{})
+	tn := storetest.Tenant(t, r.db, "shop")
+	write := func(slug string) int64 {
+		c, err := r.db.WriteTx(ctx, func(tx *store.Tx) error {
+			return tx.CreateProduct(ctx, tn, &schema.Product{Slug: slug, Title: "P", Status: schema.ProductActive, Prices: schema.Prices{"USD": 1}})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c[0].Version
+	}
+	v := write("a")
+	waitFor(t, "the first write", func() bool { tt := r.rep.TenantBySlug("shop"); return tt != nil && tt.Version() >= v })
+	nc := r.ns.Connect(t)
+	js, _ := jetstream.New(nc)
+	cfg := feed.Config{}.WithDefaults()
+	st, _ := js.Stream(ctx, cfg.Stream)
+	head, err := st.GetLastMsgForSubject(ctx, cfg.HeadSubject(0, "shop"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dup := nats.NewMsg(head.Subject)
+	dup.Data = head.Data
+	dup.Header.Set("Nats-Sequence", "1")
+	dup.Header.Set(feed.HeaderEpoch, r.rep.Epoch())
+	dup.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(head.Sequence, 10))
+	if _, err := js.PublishMsg(ctx, dup); err != nil {
+		t.Fatal(err)
+	}
+	v = write("b")
+	waitFor(t, "the write after the foreign head", func() bool { return r.rep.TenantBySlug("shop").Version() >= v })
 }
