@@ -3,9 +3,9 @@ package relay_test
 import (
 	"context"
 	"errors"
-	"strconv"
 	"log/slog"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
