@@ -171,18 +171,24 @@ func (s *system) startRelay(cfg relay.Config) *component {
 
 // startRelayProcess runs `vitrine relay` as a separate process.
 func (s *system) startRelayProcess(args ...string) *component {
-	cmd := exec.Command(os.Args[0], append([]string{"relay", "--ops-addr", "off", "--poll", "20ms"}, args...)...)
-	cmd.Env = append(os.Environ(), "VITRINE_TEST_MAIN=1", "VITRINE_DATABASE_URL="+s.dsn, "VITRINE_NATS_URL="+s.ns.URL(), "VITRINE_LOG_LEVEL="+relayLogLevel())
+	env := []string{"VITRINE_DATABASE_URL=" + s.dsn, "VITRINE_NATS_URL=" + s.ns.URL(), "VITRINE_LOG_LEVEL=" + relayLogLevel()}
 	if s.fc.DedupWindow > 0 {
-		cmd.Env = append(cmd.Env, "VITRINE_DEDUP_WINDOW="+s.fc.DedupWindow.String())
+		env = append(env, "VITRINE_DEDUP_WINDOW="+s.fc.DedupWindow.String())
 	}
+	return s.startProcess(env, append([]string{"relay", "--ops-addr", "off", "--poll", "20ms"}, args...)...)
+}
+
+// startProcess runs the vitrine command (this test binary, see TestMain) with env and args.
+func (s *system) startProcess(env []string, args ...string) *component {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(append(os.Environ(), "VITRINE_TEST_MAIN=1"), env...)
 	if testing.Verbose() {
 		cmd.Stderr = os.Stderr
 	}
 	if err := cmd.Start(); err != nil {
 		s.t.Fatal(err)
 	}
-	c := &component{name: "relay process", cmd: cmd, done: make(chan struct{})}
+	c := &component{name: "vitrine " + args[0], cmd: cmd, done: make(chan struct{})}
 	go func() { cmd.Wait(); close(c.done) }()
 	s.t.Cleanup(c.kill)
 	return c
@@ -330,6 +336,22 @@ func (r *response) json(t testing.TB) map[string]any {
 }
 
 var httpClient = &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 32}}
+
+// tryCall sends a request without failing the test on transport errors (servers starting up).
+func tryCall(method, addr, host, uri string) (*response, error) {
+	req, err := http.NewRequest(method, "http://"+addr+uri, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Host = host
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return &response{status: resp.StatusCode, header: resp.Header, body: b}, nil
+}
 
 // call sends a request to addr with the tenant's host name.
 func call(t testing.TB, method, addr, host, uri, body string, headers ...string) *response {
