@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -370,6 +371,32 @@ func call(t testing.TB, method, addr, host, uri, body string, headers ...string)
 	resp, err := httpClient.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, uri, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return &response{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+// callEarlyAnswer sends a request over a raw connection, ignoring write errors, and reads the
+// response: for servers that answer (413) and close before the body is fully sent.
+func callEarlyAnswer(t testing.TB, method, addr, host, uri, body string, headers ...string) *response {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	req, _ := http.NewRequest(method, "http://"+addr+uri, strings.NewReader(body))
+	req.Host = host
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	go req.Write(conn)
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
+	if err != nil {
+		t.Fatalf("%s %s: reading the answer: %v", method, uri, err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)

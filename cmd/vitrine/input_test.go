@@ -89,7 +89,14 @@ func TestBadInputWritesNothing(t *testing.T) {
 				if via.name == "origin" && tt.name == "oversized body" || via.name == "origin" && tt.name == "CMS oversized body" {
 					t.Skip("the origin's body limit is larger; the edge's is the one under test")
 				}
-				r := call(t, tt.method, via.addr, host, tt.uri, tt.body, headers...)
+				var r *response
+				if strings.Contains(tt.name, "oversized") {
+					// The server answers 413 and closes before the body is sent: read the answer
+					// whatever becomes of the write.
+					r = callEarlyAnswer(t, tt.method, via.addr, host, tt.uri, tt.body, headers...)
+				} else {
+					r = call(t, tt.method, via.addr, host, tt.uri, tt.body, headers...)
+				}
 				if r.status != tt.status {
 					t.Fatalf("status %d, want %d: %s", r.status, tt.status, r.body)
 				}

@@ -63,6 +63,7 @@ func (s *Snapshot) ProductCount() int { return s.order.Len() }
 // Products returns public products newest first: limit of them after skipping offset, and the
 // total count.
 func (s *Snapshot) Products(offset, limit int) ([]*schema.Product, int) {
+	offset, limit = max(offset, 0), max(limit, 0)
 	total := s.order.Len()
 	out := make([]*schema.Product, 0, max(0, min(limit, total-offset)))
 	it := s.order.Iterator()
@@ -80,7 +81,7 @@ func (s *Snapshot) Products(offset, limit int) ([]*schema.Product, int) {
 
 // Featured returns up to limit public featured products, newest first.
 func (s *Snapshot) Featured(limit int) []*schema.Product {
-	out := make([]*schema.Product, 0, min(limit, s.featured.Len()))
+	out := make([]*schema.Product, 0, min(max(limit, 0), s.featured.Len()))
 	it := s.featured.Iterator()
 	for !it.Done() && len(out) < limit {
 		_, id, _ := it.Next()
@@ -146,7 +147,8 @@ func (s *Snapshot) Post(id schema.PostID, scope Scope) *schema.Post {
 	return pick(sl, scope)
 }
 
-// PostQuery selects posts. Zero values select everything public, newest first.
+// PostQuery selects posts. Zero values select the published posts, newest first; Limit bounds
+// how many are returned (0 returns none, only the total).
 type PostQuery struct {
 	Scope    Scope
 	Statuses []schema.PostStatus // empty: publish only
@@ -163,6 +165,7 @@ type PostQuery struct {
 
 // Posts returns the posts matching q (Limit of them after Offset) and the total match count.
 func (s *Snapshot) Posts(q PostQuery) ([]*schema.Post, int) {
+	q.Offset, q.Limit = max(q.Offset, 0), max(q.Limit, 0)
 	statuses := q.Statuses
 	if len(statuses) == 0 {
 		statuses = []schema.PostStatus{schema.StatusPublish}

@@ -288,16 +288,3 @@ func (r *Replica) updateReady(g *generation) {
 	}
 	r.ready.Store(ok)
 }
-
-// Registry returns the registry entries the replica knows, served or not, ordered by slug.
-func (r *Replica) Registry() []*schema.Tenant {
-	reg := r.gen.Load().registry.Load()
-	out := make([]*schema.Tenant, 0, len(reg.bySlug))
-	for _, t := range reg.bySlug {
-		if e := t.info.Load(); e != nil {
-			out = append(out, e)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Slug < out[j].Slug })
-	return out
-}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/benbjohnson/immutable"
 
@@ -64,20 +65,24 @@ func (stringHasher) Hash(s string) uint32 {
 }
 func (stringHasher) Equal(a, b string) bool { return a == b }
 
-// orderKey sorts newest first, then by id descending.
+// orderKey sorts newest first, then by id descending. Seconds and nanoseconds are kept apart:
+// UnixNano overflows outside the years 1678-2262, which a CMS date may be.
 type orderKey struct {
-	at int64 // unix nanoseconds
-	id int64
+	sec  int64
+	nsec int64
+	id   int64
 }
 
 type newestFirst struct{}
 
 func (newestFirst) Compare(a, b orderKey) int {
-	return cmp.Or(cmp.Compare(b.at, a.at), cmp.Compare(b.id, a.id))
+	return cmp.Or(cmp.Compare(b.sec, a.sec), cmp.Compare(b.nsec, a.nsec), cmp.Compare(b.id, a.id))
 }
 
-func productKey(p *schema.Product) orderKey { return orderKey{p.CreatedAt.UnixNano(), int64(p.ID)} }
-func postKey(p *schema.Post) orderKey       { return orderKey{p.DateGMT.UnixNano(), int64(p.ID)} }
+func timeKey(t time.Time, id int64) orderKey { return orderKey{t.Unix(), int64(t.Nanosecond()), id} }
+
+func productKey(p *schema.Product) orderKey { return timeKey(p.CreatedAt, int64(p.ID)) }
+func postKey(p *schema.Post) orderKey       { return timeKey(p.DateGMT, int64(p.ID)) }
 
 // Snapshot is one immutable state of a tenant's log. All methods are safe for concurrent use.
 type Snapshot struct {
@@ -409,13 +414,11 @@ func (b *builder) apply(c *schema.Change) error {
 	return nil
 }
 
-// keep stores a slot, or deletes the key when both visibilities are empty.
+// keep stores a slot. An emptied slot is kept with its versions, so that an older change
+// delivered again (a duplicate, a redelivery) cannot bring a deleted or unpublished entity back;
+// a re-bootstrap starts from fresh maps and forgets them.
 func keep[K, T any](m *pmap[K, slot[T]], k K, s slot[T]) {
-	if s.empty() {
-		m.Delete(k)
-	} else {
-		m.Set(k, s)
-	}
+	m.Set(k, s)
 }
 
 // indexVariant rebuilds the ordered list of a product's public variants after variant changed.

@@ -96,7 +96,7 @@ func (t *Tenant) bumpItem(kind schema.Kind, id int64) {
 }
 
 // WaitFor blocks until the tenant is at version v or later, or until timeout. It reports whether
-// the version was reached.
+// the version was reached. A retired tenant never advances: its waiters return at once.
 func (t *Tenant) WaitFor(v int64, timeout time.Duration) bool {
 	if t.version.Load() >= v {
 		return true
@@ -109,6 +109,9 @@ func (t *Tenant) WaitFor(v int64, timeout time.Duration) bool {
 		t.mu.Unlock()
 		if t.version.Load() >= v {
 			return true
+		}
+		if t.Retired.Load() != 0 {
+			return false
 		}
 		select {
 		case <-ch:
