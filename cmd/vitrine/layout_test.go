@@ -1,0 +1,123 @@
+package main
+
+import (
+	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+type listedPackage struct {
+	ImportPath string
+	Name       string
+	Dir        string
+	Imports    []string
+	Deps       []string
+	GoFiles    []string
+}
+
+func listPackages(t *testing.T) []listedPackage {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps=false", "-json", "vitrine/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []listedPackage
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p listedPackage
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		deps, err := exec.Command("go", "list", "-deps", p.ImportPath).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", p.ImportPath, err)
+		}
+		p.Deps = strings.Fields(string(deps))
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+// under reports whether an import path is root or inside it.
+func under(path, root string) bool { return path == root || strings.HasPrefix(path, root+"/") }
+
+// The import directions of ARCHITECTURE.md, checked on the packages' (non-test) dependencies.
+func TestImportDirections(t *testing.T) {
+	prefix := func(p string) func(string) bool { return func(d string) bool { return strings.HasPrefix(d, p) } }
+	exact := func(p string) func(string) bool { return func(d string) bool { return d == p } }
+	rules := []struct {
+		root   string
+		forbid []func(dep string) bool
+		why    string
+	}{
+		{"vitrine/schema", []func(string) bool{prefix("github.com/"), func(d string) bool { return under(d, "vitrine") && !under(d, "vitrine/schema") }},
+			"the contract is the standard library only"},
+		{"vitrine/sync", []func(string) bool{prefix("github.com/jackc/pgx"), prefix("github.com/valyala/fasthttp"), prefix("vitrine/origin"), prefix("vitrine/edge")},
+			"sync talks to NATS and the schema only; the database reaches it through interfaces"},
+		{"vitrine/edge", []func(string) bool{prefix("github.com/jackc/pgx"), prefix("vitrine/origin"), prefix("vitrine/sync/relay"), prefix("github.com/nats-io/nats-server")},
+			"edges never touch the database, the origin or the relay"},
+		{"vitrine/origin", []func(string) bool{exact("vitrine/edge"), prefix("vitrine/sync/relay"), prefix("github.com/nats-io/nats-server")},
+			"the origin may use the read engine and pipeline, not the edge server"},
+	}
+	// Test-support packages start real servers on purpose.
+	testSupport := map[string]bool{"vitrine/origin/store/storetest": true, "vitrine/sync/natstest": true}
+	pgxImporters := map[string]bool{"vitrine/origin/store": true, "vitrine/origin/store/storetest": true}
+	for _, p := range listPackages(t) {
+		if testSupport[p.ImportPath] {
+			continue
+		}
+		for _, r := range rules {
+			if !under(p.ImportPath, r.root) {
+				continue
+			}
+			for _, d := range p.Deps {
+				for _, bad := range r.forbid {
+					if d != p.ImportPath && bad(d) {
+						t.Errorf("%s depends on %s: %s", p.ImportPath, d, r.why)
+					}
+				}
+			}
+		}
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, "github.com/jackc/pgx") && !pgxImporters[p.ImportPath] {
+				t.Errorf("%s imports %s: only the origin's store package imports pgx", p.ImportPath, imp)
+			}
+		}
+	}
+}
+
+// Every package says what it is for; no package is named after a standard-library package or a
+// grab bag; no init() side effects outside main.
+func TestPackageHygiene(t *testing.T) {
+	banned := map[string]bool{"sync": true, "http": true, "util": true, "utils": true, "common": true, "types": true, "models": true, "helpers": true}
+	for _, p := range listPackages(t) {
+		if banned[p.Name] {
+			t.Errorf("package %s is named %q", p.ImportPath, p.Name)
+		}
+		fset := token.NewFileSet()
+		documented := false
+		for _, f := range p.GoFiles {
+			file, err := parser.ParseFile(fset, filepath.Join(p.Dir, f), nil, parser.ParseComments)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if file.Doc != nil && strings.HasPrefix(file.Doc.Text(), "Package "+p.Name+" ") ||
+				p.Name == "main" && file.Doc != nil && strings.HasPrefix(file.Doc.Text(), "Command ") {
+				documented = true
+			}
+			for _, d := range file.Decls {
+				if fn, ok := d.(*ast.FuncDecl); ok && fn.Name.Name == "init" && fn.Recv == nil {
+					t.Errorf("%s: func init in package %s", f, p.ImportPath)
+				}
+			}
+		}
+		if !documented {
+			t.Errorf("package %s has no package doc comment", p.ImportPath)
+		}
+	}
+}
