@@ -110,7 +110,7 @@ func runDev(ctx context.Context, args []string) error {
 
 	_, port, _ := net.SplitHostPort(*edgeAddr)
 	tenantURL := "http://" + *tenantSlug + ".localhost:" + port
-	password, err := ensureDemo(gctx, db, key, *tenantSlug, tenantURL, *products, *posts)
+	password, sample, err := ensureDemo(gctx, db, key, *tenantSlug, tenantURL, *products, *posts)
 	if err != nil {
 		g.cancel()
 		g.Wait()
@@ -149,11 +149,11 @@ Vitrine is running.
 Try:
   curl -s %s/api/products?per_page=2
   curl -s -H 'X-Tenant-Slug: %s' %s/api/categories
-  curl -s -u 'admin:%s' -X PATCH %s/api/admin/products/1 -H 'Content-Type: application/json' -d '{"title":"Renamed"}'
+  curl -s -u 'admin:%s' -X PATCH %s/api/admin/products/%d -H 'Content-Type: application/json' -d '{"title":"Renamed"}'
 
 Wrote %s. Ctrl-C stops everything.
 `, info.EdgeURL, *tenantSlug, strings.TrimPrefix(tenantURL, "http://"), *tenantSlug, info.OriginURL, info.OpsURL, natsURL,
-		info.AdminUser, schema.ChunkAppPassword(password), tenantURL, *tenantSlug, info.EdgeURL, password, tenantURL,
+		info.AdminUser, schema.ChunkAppPassword(password), tenantURL, *tenantSlug, info.EdgeURL, password, tenantURL, sample,
 		filepath.Join(*dataDir, "dev.json"))
 	<-gctx.Done()
 	return g.Wait()
@@ -173,15 +173,16 @@ func devSecret(path string) ([]byte, error) {
 }
 
 // ensureDemo creates the demo tenant, its admin and its catalog on first start, and returns a new
-// application password for the admin (replacing the previous dev one).
-func ensureDemo(ctx context.Context, db *store.DB, key []byte, slug, baseURL string, products, posts int) (string, error) {
+// application password for the admin (replacing the previous dev one) and the id of one of its
+// products, for the examples it prints.
+func ensureDemo(ctx context.Context, db *store.DB, key []byte, slug, baseURL string, products, posts int) (string, schema.ProductID, error) {
 	t, err := db.TenantBySlug(ctx, slug)
 	if schema.ErrorCode(err) == schema.CodeNotFound {
 		t = &schema.Tenant{Slug: slug, Name: "Vitrine Demo Store", BaseURL: baseURL, Timezone: "Europe/Paris", Currencies: []string{"USD"}}
 		err = db.CreateTenant(ctx, t)
 	}
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	u, err := db.UserByLogin(ctx, t, "admin")
 	if schema.ErrorCode(err) == schema.CodeNotFound {
@@ -189,14 +190,25 @@ func ensureDemo(ctx context.Context, db *store.DB, key []byte, slug, baseURL str
 		err = db.CreateUser(ctx, t, u)
 	}
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	err = seedTenant(ctx, db, t, u.ID, seed.Options{Products: products, Posts: posts})
 	if err != nil && !errors.Is(err, seed.ErrNotEmpty) {
-		return "", err
+		return "", 0, err
+	}
+	var sample schema.ProductID
+	if err := db.Tx(ctx, func(tx *store.Tx) error {
+		ps, _, err := tx.ListProducts(ctx, t, string(schema.ProductActive), 0, 1)
+		if len(ps) > 0 {
+			sample = ps[0].ID
+		}
+		return err
+	}); err != nil {
+		return "", 0, err
 	}
 	if err := db.DeleteAppPasswords(ctx, t, u.ID, devPasswordName); err != nil {
-		return "", err
+		return "", 0, err
 	}
-	return newPassword(ctx, db, key, t, u.ID, devPasswordName)
+	pw, err := newPassword(ctx, db, key, t, u.ID, devPasswordName)
+	return pw, sample, err
 }

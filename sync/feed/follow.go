@@ -82,7 +82,12 @@ func (f *Follower) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
 		s, err := f.js.Stream(ctx, f.cfg.Stream)
 		if err != nil {
-			if ctx.Err() == nil {
+			switch {
+			case ctx.Err() != nil:
+			case errors.Is(err, jetstream.ErrStreamNotFound):
+				// Normal until a relay has created it (first start, or during a rebuild).
+				f.log.Info("waiting for the state stream", "stream", f.cfg.Stream)
+			default:
 				f.log.Warn("state stream unavailable; retrying", "stream", f.cfg.Stream, "err", err)
 			}
 			sleep(ctx, backoff)
