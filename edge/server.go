@@ -590,17 +590,7 @@ func (s *Server) health(ctx *fasthttp.RequestCtx, path []byte) {
 	s.http.Count(pipeline.RouteOps, ctx.Response.StatusCode())
 }
 
-// Run serves on addr until ctx ends, then drains.
+// Run serves on addr until ctx ends, then drains in-flight requests (10s at most).
 func (s *Server) Run(ctx context.Context, addr string) error {
-	srv := s.HTTPServer()
-	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe(addr) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		return srv.ShutdownWithContext(sctx)
-	}
+	return pipeline.Serve(ctx, s.HTTPServer(), addr, 10*time.Second)
 }

@@ -325,17 +325,9 @@ func (s *Server) updateProduct(ctx *fasthttp.RequestCtx, rq *request) {
 }
 
 func (s *Server) deleteProduct(ctx *fasthttp.RequestCtx, rq *request) {
-	id, err := pathID(ctx, "product")
-	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
-		return
-	}
-	s.write(ctx, rq, 200, func(tx *store.Tx) (any, error) {
-		p, err := tx.DeleteProduct(ctx, rq.info, schema.ProductID(id))
-		if err != nil {
-			return nil, err
-		}
-		return map[string]any{"deleted": true, "id": p.ID}, nil
+	s.remove(ctx, rq, "product", func(tx *store.Tx, id int64) error {
+		_, err := tx.DeleteProduct(ctx, rq.info, schema.ProductID(id))
+		return err
 	})
 }
 
@@ -388,38 +380,6 @@ func (s *Server) getVariant(ctx *fasthttp.RequestCtx, rq *request) {
 	s.answer(ctx, rq, err, out)
 }
 
-func (s *Server) updateVariant(ctx *fasthttp.RequestCtx, rq *request) {
-	id, err := pathID(ctx, "variant")
-	var in variantInput
-	if err == nil {
-		err = jsonBody(ctx, &in)
-	}
-	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
-		return
-	}
-	s.write(ctx, rq, 200, func(tx *store.Tx) (any, error) {
-		old, err := tx.Variant(ctx, rq.info, schema.VariantID(id))
-		if err != nil {
-			return nil, err
-		}
-		v := *old
-		in.apply(&v)
-		return &v, tx.UpdateVariant(ctx, rq.info, old, &v)
-	})
-}
-
-func (s *Server) deleteVariant(ctx *fasthttp.RequestCtx, rq *request) {
-	id, err := pathID(ctx, "variant")
-	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
-		return
-	}
-	s.write(ctx, rq, 200, func(tx *store.Tx) (any, error) {
-		return map[string]any{"deleted": true, "id": id}, tx.DeleteVariant(ctx, rq.info, schema.VariantID(id))
-	})
-}
-
 func (s *Server) createCategory(ctx *fasthttp.RequestCtx, rq *request) {
 	var in categoryInput
 	if err := jsonBody(ctx, &in); err != nil {
@@ -448,38 +408,6 @@ func (in *categoryInput) apply(c *schema.Category) {
 	set(&c.Position, in.Position)
 }
 
-func (s *Server) updateCategory(ctx *fasthttp.RequestCtx, rq *request) {
-	id, err := pathID(ctx, "category")
-	var in categoryInput
-	if err == nil {
-		err = jsonBody(ctx, &in)
-	}
-	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
-		return
-	}
-	s.write(ctx, rq, 200, func(tx *store.Tx) (any, error) {
-		old, err := tx.Category(ctx, rq.info, schema.CategoryID(id))
-		if err != nil {
-			return nil, err
-		}
-		c := *old
-		in.apply(&c)
-		return &c, tx.UpdateCategory(ctx, rq.info, old, &c)
-	})
-}
-
-func (s *Server) deleteCategory(ctx *fasthttp.RequestCtx, rq *request) {
-	id, err := pathID(ctx, "category")
-	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
-		return
-	}
-	s.write(ctx, rq, 200, func(tx *store.Tx) (any, error) {
-		return map[string]any{"deleted": true, "id": id}, tx.DeleteCategory(ctx, rq.info, schema.CategoryID(id))
-	})
-}
-
 func (in *currencyInput) apply(c *schema.Currency) {
 	set(&c.Code, in.Code)
 	set(&c.Name, in.Name)
@@ -505,26 +433,87 @@ func (s *Server) createCurrency(ctx *fasthttp.RequestCtx, rq *request) {
 	})
 }
 
-func (s *Server) updateCurrency(ctx *fasthttp.RequestCtx, rq *request) {
-	code := pipeline.Param(ctx, "code")
-	var in currencyInput
-	err := jsonBody(ctx, &in)
-	if err == nil && in.Code != nil && *in.Code != code {
-		err = schema.Invalid("code", "a currency's code cannot change")
+// patchBody decodes the body of a partial update: any subset of the entity's writable fields.
+type patchBody[T any] interface {
+	apply(*T)
+}
+
+// update answers a partial update: the body is decoded first, then, in one write transaction,
+// the entity is loaded, the body applied to a copy, and the copy saved over the original.
+func update[T any, In patchBody[T]](s *Server, ctx *fasthttp.RequestCtx, rq *request, in In, check func() error,
+	load func(tx *store.Tx) (*T, error), save func(tx *store.Tx, old, next *T) error) {
+	err := jsonBody(ctx, in)
+	if err == nil && check != nil {
+		err = check()
 	}
 	if err != nil {
 		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
 		return
 	}
 	s.write(ctx, rq, 200, func(tx *store.Tx) (any, error) {
-		old, err := tx.Currency(ctx, rq.info, code)
+		old, err := load(tx)
 		if err != nil {
 			return nil, err
 		}
-		c := *old
-		in.apply(&c)
-		return &c, tx.UpdateCurrency(ctx, rq.info, old, &c)
+		next := *old
+		in.apply(&next)
+		return &next, save(tx, old, &next)
 	})
+}
+
+// remove answers a delete by integer id.
+func (s *Server) remove(ctx *fasthttp.RequestCtx, rq *request, what string, del func(tx *store.Tx, id int64) error) {
+	id, err := pathID(ctx, what)
+	if err != nil {
+		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		return
+	}
+	s.write(ctx, rq, 200, func(tx *store.Tx) (any, error) {
+		return map[string]any{"deleted": true, "id": id}, del(tx, id)
+	})
+}
+
+func (s *Server) updateVariant(ctx *fasthttp.RequestCtx, rq *request) {
+	id, err := pathID(ctx, "variant")
+	update(s, ctx, rq, &variantInput{}, func() error { return err },
+		func(tx *store.Tx) (*store.StockedVariant, error) {
+			return tx.Variant(ctx, rq.info, schema.VariantID(id))
+		},
+		func(tx *store.Tx, old, next *store.StockedVariant) error {
+			return tx.UpdateVariant(ctx, rq.info, old, next)
+		})
+}
+
+func (s *Server) deleteVariant(ctx *fasthttp.RequestCtx, rq *request) {
+	s.remove(ctx, rq, "variant", func(tx *store.Tx, id int64) error { return tx.DeleteVariant(ctx, rq.info, schema.VariantID(id)) })
+}
+
+func (s *Server) updateCategory(ctx *fasthttp.RequestCtx, rq *request) {
+	id, err := pathID(ctx, "category")
+	update(s, ctx, rq, &categoryInput{}, func() error { return err },
+		func(tx *store.Tx) (*schema.Category, error) { return tx.Category(ctx, rq.info, schema.CategoryID(id)) },
+		func(tx *store.Tx, old, next *schema.Category) error {
+			return tx.UpdateCategory(ctx, rq.info, old, next)
+		})
+}
+
+func (s *Server) deleteCategory(ctx *fasthttp.RequestCtx, rq *request) {
+	s.remove(ctx, rq, "category", func(tx *store.Tx, id int64) error { return tx.DeleteCategory(ctx, rq.info, schema.CategoryID(id)) })
+}
+
+func (s *Server) updateCurrency(ctx *fasthttp.RequestCtx, rq *request) {
+	code := pipeline.Param(ctx, "code")
+	in := &currencyInput{}
+	update(s, ctx, rq, in, func() error {
+		if in.Code != nil && *in.Code != code {
+			return schema.Invalid("code", "a currency's code cannot change")
+		}
+		return nil
+	},
+		func(tx *store.Tx) (*schema.Currency, error) { return tx.Currency(ctx, rq.info, code) },
+		func(tx *store.Tx, old, next *schema.Currency) error {
+			return tx.UpdateCurrency(ctx, rq.info, old, next)
+		})
 }
 
 func (s *Server) deleteCurrency(ctx *fasthttp.RequestCtx, rq *request) {

@@ -119,19 +119,11 @@ func runUserCreate(ctx context.Context, args []string) error {
 	if err := f.Parse(args); err != nil {
 		return err
 	}
-	key, err := parseSecret(*secret)
-	if err != nil {
-		return err
-	}
-	db, err := c.openDB(ctx, false, store.Config{})
+	key, db, t, err := userCommand(ctx, c, *secret, *tenant)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	t, err := db.TenantBySlug(ctx, *tenant)
-	if err != nil {
-		return err
-	}
 	u := &schema.User{Login: *login, Email: *email, DisplayName: *name, Role: schema.Role(*role)}
 	if err := db.CreateUser(ctx, t, u); err != nil {
 		return err
@@ -154,19 +146,11 @@ func runUserPassword(ctx context.Context, args []string) error {
 	if err := f.Parse(args); err != nil {
 		return err
 	}
-	key, err := parseSecret(*secret)
-	if err != nil {
-		return err
-	}
-	db, err := c.openDB(ctx, false, store.Config{})
+	key, db, t, err := userCommand(ctx, c, *secret, *tenant)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	t, err := db.TenantBySlug(ctx, *tenant)
-	if err != nil {
-		return err
-	}
 	u, err := db.UserByLogin(ctx, t, *login)
 	if err != nil {
 		return err
@@ -177,6 +161,24 @@ func runUserPassword(ctx context.Context, args []string) error {
 	}
 	fmt.Printf("application password for %s (shown once): %s\n", u.Login, schema.ChunkAppPassword(pw))
 	return nil
+}
+
+// userCommand prepares the user commands: the server secret, the database and the tenant.
+func userCommand(ctx context.Context, c common, secret, tenant string) ([]byte, *store.DB, *schema.Tenant, error) {
+	key, err := parseSecret(secret)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	db, err := c.openDB(ctx, false, store.Config{})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	t, err := db.TenantBySlug(ctx, tenant)
+	if err != nil {
+		db.Close()
+		return nil, nil, nil, err
+	}
+	return key, db, t, nil
 }
 
 func newPassword(ctx context.Context, db *store.DB, key []byte, t *schema.Tenant, user schema.UserID, name string) (string, error) {

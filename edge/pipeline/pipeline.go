@@ -15,12 +15,14 @@ package pipeline
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/valyala/fasthttp"
 
@@ -188,4 +190,19 @@ type fastHTTPLogger struct{ log *slog.Logger }
 
 func (l fastHTTPLogger) Printf(format string, args ...any) {
 	l.log.Debug(fmt.Sprintf(format, args...), "component", "fasthttp")
+}
+
+// Serve runs srv on addr until ctx ends, then shuts it down, letting in-flight requests finish
+// for up to drain.
+func Serve(ctx context.Context, srv *fasthttp.Server, addr string, drain time.Duration) error {
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe(addr) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), drain)
+		defer cancel()
+		return srv.ShutdownWithContext(sctx)
+	}
 }

@@ -305,7 +305,7 @@ func postsList(req *Request, args *schema.Args, info *schema.Tenant) Response {
 	for _, st := range q.Statuses {
 		if st != schema.StatusPublish && !canEdit(v) {
 			return Response{Err: &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_invalid_param", Field: "status",
-				Message: "Status is forbidden.", Status: statusForbiddenStatus(v), Params: map[string]string{"status": "Status is forbidden."}}}
+				Message: "Status is forbidden.", Params: map[string]string{"status": "Status is forbidden."}}}
 		}
 	}
 	for _, id := range args.Get("include").Ints {
@@ -344,10 +344,6 @@ func postsList(req *Request, args *schema.Args, info *schema.Tenant) Response {
 	}
 	return ok(out, d, headers...)
 }
-
-// statusForbiddenStatus is the status of a forbidden status filter: WordPress nests
-// rest_forbidden_status in a 400 rest_invalid_param for anonymous and unprivileged callers alike.
-func statusForbiddenStatus(Viewer) int { return 400 }
 
 func allowFor(v Viewer) []string {
 	if canEdit(v) {
