@@ -117,7 +117,9 @@ type Relay struct {
 	token      int64
 	leaseUntil time.Time // monotonic: the relay publishes only before it
 	renewAt    time.Time
-	epoch      string
+	epoch      string // the database's epoch, verified against the stream's while verified is set
+	verified   bool
+	checkedAt  time.Time
 	heads      map[string]head // published head of each log, learned from the stream
 	lastScan   time.Time
 
@@ -224,7 +226,7 @@ func (r *Relay) step(ctx context.Context) error {
 	if err := r.keepLease(ctx); err != nil {
 		return err
 	}
-	if !r.holds() || r.stats.epochMismatch.Load() {
+	if !r.holds() || !r.verified {
 		return nil
 	}
 	if err := r.publishLogs(ctx); err != nil {
@@ -240,6 +242,10 @@ func (r *Relay) holds() bool { return r.token != 0 && time.Now().Before(r.leaseU
 func (r *Relay) keepLease(ctx context.Context) error {
 	ttl := r.cfg.LeaseTTL
 	if r.token != 0 && time.Now().Before(r.renewAt) && r.holds() {
+		// Between renewals, retry a failed or refused epoch check once a second.
+		if !r.verified && time.Since(r.checkedAt) >= time.Second {
+			return r.checkEpoch(ctx)
+		}
 		return nil
 	}
 	start := time.Now()
@@ -266,11 +272,9 @@ func (r *Relay) keepLease(ctx context.Context) error {
 	r.leaseUntil, r.renewAt = start.Add(ttl-ttl/5), start.Add(ttl/3)
 	r.heads = map[string]head{}
 	r.lastScan = time.Time{}
+	r.verified = false
 	r.stats.leaseHeld.Store(true)
 	r.log.Info("relay holds the lease", "holder", r.cfg.Holder, "token", token)
-	if _, err := feed.EnsureEventStream(ctx, r.js, r.cfg.Feed); err != nil {
-		return err
-	}
 	return r.checkEpoch(ctx)
 }
 
@@ -280,6 +284,7 @@ func (r *Relay) dropLease(why string) {
 	}
 	r.token = 0
 	r.heads = nil
+	r.verified = false
 	r.stats.leaseHeld.Store(false)
 }
 
@@ -295,8 +300,11 @@ func (r *Relay) release() {
 	r.dropLease("shutdown")
 }
 
-// checkEpoch compares the database's epoch with the stream's, creating the stream when missing.
+// checkEpoch compares the database's epoch with the stream's, creating the streams when missing.
+// The relay publishes only while the check holds (verified).
 func (r *Relay) checkEpoch(ctx context.Context) error {
+	r.verified = false
+	r.checkedAt = time.Now()
 	epoch, err := r.db.Epoch(ctx)
 	if err != nil {
 		return err
@@ -315,10 +323,14 @@ func (r *Relay) checkEpoch(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if _, err := feed.EnsureEventStream(ctx, r.js, r.cfg.Feed); err != nil {
+		return err
+	}
 	if r.stats.epochMismatch.Swap(false) {
 		r.log.Info("relay resumes: the stream matches the database epoch", "epoch", epoch)
 		r.heads = map[string]head{}
 	}
+	r.verified = true
 	return nil
 }
 
