@@ -252,7 +252,8 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 	if floor > t.Version() && !s.waitFloor(ctx, iface, t, floor) {
 		return
 	}
-	anonymous := hs.Anonymous() && !ctx.QueryArgs().Has("password")
+	// A CMS post password unlocks content only the origin's full replica holds.
+	anonymous := hs.Anonymous() && !(iface == schema.CMS && ctx.QueryArgs().Has("password"))
 	cacheable := s.cache != nil && (ctx.IsGet() || ctx.IsHead()) && anonymous
 	var kb [512]byte
 	var raw []byte
