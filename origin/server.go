@@ -263,8 +263,8 @@ func (s *Server) authenticate(ctx *fasthttp.RequestCtx, t *schema.Tenant) (*sche
 	}
 	invalid := &schema.Error{Code: schema.CodeUnauthorized, CMSCode: "incorrect_password",
 		Message: "The provided password is an invalid application password."}
-	scheme, cred, ok := bytes.Cut(auth, []byte{' '})
-	if !ok || !bytes.EqualFold(scheme, []byte("Basic")) {
+	scheme, cred, _ := bytes.Cut(bytes.TrimSpace(auth), []byte{' '})
+	if !bytes.EqualFold(scheme, []byte("Basic")) {
 		return nil, &schema.Error{Code: schema.CodeUnauthorized, CMSCode: "rest_not_logged_in",
 			Message: "Unsupported credential: use HTTP Basic with an application password"}
 	}

@@ -89,6 +89,10 @@ type cmsData struct {
 	Status  int                      `json:"status"`
 	Params  any                      `json:"params,omitempty"`
 	Details map[string]cmsErrDetails `json:"details,omitempty"`
+	// JSONErrorCode and JSONErrorMessage describe a body that is not JSON, as WordPress does
+	// (4 is PHP's JSON_ERROR_SYNTAX).
+	JSONErrorCode    int    `json:"json_error_code,omitempty"`
+	JSONErrorMessage string `json:"json_error_message,omitempty"`
 }
 
 type cmsErrDetails struct {
@@ -143,6 +147,9 @@ func cmsErrorBody(e *schema.Error, status int) cmsError {
 			out.Message = "Invalid parameter(s): " + e.Field
 			out.Data.Params = map[string]string{e.Field: e.Message}
 		}
+	case "rest_invalid_json":
+		out.Message = "Invalid JSON body passed."
+		out.Data.JSONErrorCode, out.Data.JSONErrorMessage = 4, e.Message
 	case "rest_missing_callback_param":
 		names := strings.Split(strings.TrimPrefix(e.Message, "Missing parameter(s): "), ", ")
 		out.Data.Params = names
