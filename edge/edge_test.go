@@ -479,7 +479,7 @@ func TestOversizedBody(t *testing.T) {
 		{"/api/cart/items", `"code":"too_large"`},
 		{"/index.php?rest_route=/cms/v2/posts", `"code":"rest_request_too_large"`},
 	} {
-		resp := f.do(req{method: "POST", uri: tt.uri, body: big})
+		resp := f.doEarly(req{method: "POST", uri: tt.uri, body: big})
 		if resp.StatusCode() != 413 || !bytes.Contains(resp.Body(), []byte(tt.want)) {
 			t.Errorf("%s: %d %s", tt.uri, resp.StatusCode(), resp.Body())
 		}

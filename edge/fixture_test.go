@@ -1,6 +1,7 @@
 package edge_test
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"net"
@@ -185,6 +186,7 @@ type fixture struct {
 	srv     *edge.Server
 	up      *upstream
 	client  *fasthttp.Client
+	dial    func() (net.Conn, error)
 	metrics *metrics.Set
 }
 
@@ -213,7 +215,38 @@ func newFixture(t testing.TB, cfg edge.Config) *fixture {
 	go hs.Serve(ln)
 	t.Cleanup(func() { hs.Shutdown() })
 	f.client = &fasthttp.Client{Dial: func(string) (net.Conn, error) { return ln.Dial() }, DisablePathNormalizing: true}
+	f.dial = ln.Dial
 	return f
+}
+
+// doEarly sends a request over a raw connection and reads the answer whatever becomes of the
+// write: for answers the server sends (413) and closes on before the body is fully read.
+func (f *fixture) doEarly(r req) *fasthttp.Response {
+	f.t.Helper()
+	conn, err := f.dial()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	rq := new(fasthttp.Request) // owned by the writer goroutine
+	rq.Header.SetMethod(r.method)
+	rq.SetRequestURI("http://shop.example.test" + r.uri)
+	rq.SetBodyString(r.body)
+	written := make(chan struct{})
+	go func() {
+		defer close(written)
+		w := bufio.NewWriter(conn)
+		rq.Write(w)
+		w.Flush()
+	}()
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp := new(fasthttp.Response)
+	err = resp.Read(bufio.NewReader(conn))
+	conn.Close() // ends a write the server stopped reading
+	<-written
+	if err != nil {
+		f.t.Fatalf("%s %s: reading the answer: %v", r.method, r.uri, err)
+	}
+	return resp
 }
 
 // req describes a test request.
