@@ -1,0 +1,120 @@
+package search_test
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+
+	"vitrine/edge/search"
+	"vitrine/edge/search/searchtest"
+	"vitrine/schema"
+)
+
+const (
+	benchDocs = 100_000
+	benchSeed = 42
+)
+
+// heapInUse returns the live heap after a full collection.
+func heapInUse() uint64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+func BenchmarkBuild100k(b *testing.B) {
+	docs := searchtest.Catalog(benchDocs, benchSeed)
+	before := heapInUse()
+	ix := search.Build(docs)
+	overhead := float64(heapInUse()-before) / benchDocs
+	runtime.KeepAlive(ix)
+	ix = nil
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		ix = search.Build(docs)
+	}
+	if ix.Len() != benchDocs {
+		b.Fatalf("Len = %d", ix.Len())
+	}
+	b.ReportMetric(float64(benchDocs)*float64(b.N)/b.Elapsed().Seconds(), "docs/s")
+	b.ReportMetric(overhead, "index-bytes/doc")
+}
+
+// BenchmarkWithOne updates one product of a 100k index per operation: "text" rewrites its title
+// and description (the worst case: every word changes), "price" changes only its price.
+func BenchmarkWithOne(b *testing.B) {
+	docs := searchtest.Catalog(benchDocs, benchSeed)
+	others := searchtest.Catalog(1000, benchSeed+1)
+	base := search.Build(docs)
+	for _, kind := range []string{"text", "price"} {
+		b.Run(kind, func(b *testing.B) {
+			ix := base
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				old := docs[(i*7919)%benchDocs]
+				d := *old
+				if kind == "text" {
+					o := others[i%len(others)]
+					d.Title, d.Description = o.Title, o.Description
+				} else {
+					d.Price++
+				}
+				ix = ix.With([]*search.Doc{&d}, nil)
+				i++
+			}
+		})
+	}
+}
+
+func benchQueries() []struct {
+	name string
+	q    search.Query
+} {
+	cat := schema.CategoryID(17)
+	return []struct {
+		name string
+		q    search.Query
+	}{
+		{"one-word", search.Query{Text: "lamp ", Limit: 20}},
+		{"one-word-prefix", search.Query{Text: "lamp", Limit: 20}},
+		{"two-words", search.Query{Text: "red lamp ", Limit: 20}},
+		{"typo", search.Query{Text: "lapm ", Limit: 20}},
+		{"typo-rare-word", search.Query{Text: "velvte ", Limit: 20}},
+		{"typo-lookup-no-match", search.Query{Text: "qzxvwk ", Limit: 20}},
+		{"rare-word", search.Query{Text: "velvet ", Limit: 20}},
+		{"empty-text-category", search.Query{Categories: []schema.CategoryID{cat}, Limit: 20}},
+		{"empty-text-price", search.Query{MinPrice: ptr(int64(1000)), MaxPrice: ptr(int64(2000)), Limit: 20}},
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func BenchmarkSearch(b *testing.B) {
+	ix := search.Build(searchtest.Catalog(benchDocs, benchSeed))
+	for _, c := range benchQueries() {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var res search.Result
+			for b.Loop() {
+				res = ix.Search(c.q)
+			}
+			b.ReportMetric(float64(res.Total), "matches")
+		})
+	}
+}
+
+func BenchmarkSuggest(b *testing.B) {
+	ix := search.Build(searchtest.Catalog(benchDocs, benchSeed))
+	for _, p := range []string{"l", "la", "lam", "lamp", "vintag", "red la", "red lamp", "zzz"} {
+		b.Run(fmt.Sprintf("%q", p), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				ix.Suggest(p, 8)
+			}
+		})
+	}
+}

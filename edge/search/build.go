@@ -1,0 +1,203 @@
+package search
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/benbjohnson/immutable"
+
+	"vitrine/schema"
+)
+
+// Build makes an index of many documents at once with the default options: much faster than
+// repeated With (a bootstrap). Of two documents with the same id the later wins; nil ones are
+// skipped.
+func Build(docs []*Doc) *Index { return BuildWithOptions(docs, Options{}) }
+
+// termBuild gathers one word's postings during Build.
+type termBuild struct {
+	word   string
+	post   []uint64
+	last   uint32 // ordinal+1 of the document of the last posting
+	nT, nD int32
+}
+
+// suggestBuild gathers one suggestion set during Build: the entries of documents whose first
+// title word matches, then the others, each in document rank order.
+type suggestBuild struct{ first, rest []sent }
+
+// BuildWithOptions is Build with options o.
+func BuildWithOptions(docs []*Doc, o Options) *Index {
+	ix := NewWithOptions(o)
+
+	// Distinct documents, the last of each id.
+	at := make(map[schema.ProductID]int, len(docs))
+	list := make([]*Doc, 0, len(docs))
+	for _, d := range docs {
+		if d == nil {
+			continue
+		}
+		if i, ok := at[d.ID]; ok {
+			list[i] = d
+			continue
+		}
+		at[d.ID] = len(list)
+		list = append(list, d)
+	}
+	if len(list) == 0 {
+		return ix
+	}
+
+	recs := make([]rec, len(list))
+	words := make([][]string, len(list)) // distinct title words of each document
+	dict := make(map[string]*termBuild, 1024)
+	var tk tokenizer
+	var wordBuf []string
+	for ord, d := range list {
+		tk.reset()
+		tk.add(d.Title)
+		nt := tk.n()
+		tk.add(d.Description)
+		key := uint32(ord) + 1
+		first := len(wordBuf)
+		for i := 0; i < tk.n(); i++ {
+			b := tk.tok(i)
+			tb := dict[string(b)]
+			if tb == nil {
+				w := string(b)
+				tb = &termBuild{word: w}
+				dict[w] = tb
+			}
+			if tb.last != key {
+				tb.post = append(tb.post, uint64(ord)<<16)
+				tb.last = key
+			}
+			p := &tb.post[len(tb.post)-1]
+			if i < nt {
+				if postTfT(*p) == 0 {
+					tb.nT++
+					wordBuf = append(wordBuf, tb.word)
+				}
+				if postTfT(*p) < 0xff {
+					*p += 1 << 8
+				}
+			} else {
+				if postTfD(*p) == 0 {
+					tb.nD++
+				}
+				if postTfD(*p) < 0xff {
+					*p++
+				}
+			}
+		}
+		words[ord] = wordBuf[first:len(wordBuf):len(wordBuf)]
+		a := analysis{tlen: min(nt, 0xffff), dlen: min(tk.n()-nt, 0xffff), titleKey: titleKey(&tk, nt)}
+		recs[ord] = makeRec(d, &a)
+		ix.sumT += int64(a.tlen)
+		ix.sumD += int64(a.dlen)
+	}
+	ix.n = len(list)
+	ix.nextOrd = uint32(len(list))
+	ix.recs = vecOf(recs)
+
+	ids := immutable.NewMapBuilder[schema.ProductID, uint32](idHasher{})
+	for ord, d := range list {
+		ids.Set(d.ID, uint32(ord))
+	}
+	ix.ids = ids.Map()
+
+	// Words, in order, and the fuzzy map of their deletion variants.
+	vocab := make([]*termBuild, 0, len(dict))
+	for _, tb := range dict {
+		vocab = append(vocab, tb)
+	}
+	slices.SortFunc(vocab, func(a, b *termBuild) int { return cmp.Compare(a.word, b.word) })
+	terms := immutable.NewMapBuilder[string, term](strHasher{})
+	sorted := immutable.NewSortedMapBuilder[string, struct{}](strComparer{})
+	variants := make(map[uint64][]string)
+	var buf []byte
+	for _, tb := range vocab {
+		terms.Set(tb.word, term{post: bulk(tb.post), nT: tb.nT, nD: tb.nD})
+		sorted.Set(tb.word, struct{}{})
+		if ix.fuzzable(tb.word) {
+			w := tb.word
+			buf = deletes(w, buf, func(v []byte) {
+				h := hashDelete(v)
+				variants[h] = append(variants[h], w)
+			})
+		}
+	}
+	ix.terms = terms.Map()
+	ix.vocab = sorted.Map()
+	fuzz := immutable.NewMapBuilder[uint64, []string](u64Hasher{})
+	for h, list := range variants {
+		fuzz.Set(h, slices.Clip(list))
+	}
+	ix.fuzz = fuzz.Map()
+
+	// Suggestion sets: documents in rank order, each appended to the sets of its title words and
+	// prefixes, so that every set comes out sorted.
+	order := make([]uint32, len(list))
+	for i := range order {
+		order[i] = uint32(i)
+	}
+	slices.SortFunc(order, func(a, b uint32) int {
+		return cmp.Or(cmp.Compare(recs[a].srank, recs[b].srank), cmp.Compare(list[a].ID, list[b].ID))
+	})
+	wsets := make(map[string]*suggestBuild, len(dict)/2)
+	psets := make(map[string]*suggestBuild, 4096)
+	add := func(m map[string]*suggestBuild, key string, first bool, e sent) {
+		sb := m[key]
+		if sb == nil {
+			sb = &suggestBuild{}
+			m[key] = sb
+		}
+		if first {
+			sb.first = append(sb.first, e)
+		} else {
+			sb.rest = append(sb.rest, e)
+		}
+	}
+	var seen []string
+	for _, ord := range order {
+		ws := words[ord]
+		if len(ws) == 0 {
+			continue
+		}
+		r, id := &recs[ord], list[ord].ID
+		for i, w := range ws {
+			add(wsets, w, i == 0, makeSent(i == 0, r.srank, ord, id))
+		}
+		seen = prefixesOf(ws, seen, func(p string, first bool) {
+			add(psets, p, first, makeSent(first, r.srank, ord, id))
+		})
+	}
+	wb := immutable.NewSortedMapBuilder[string, btree[sent]](strComparer{})
+	for _, w := range sortedKeys(wsets) {
+		sb := wsets[w]
+		wb.Set(w, bulk(append(sb.first, sb.rest...)))
+	}
+	ix.words = wb.Map()
+	pb := immutable.NewMapBuilder[string, btree[sent]](strHasher{})
+	for p, sb := range psets {
+		pb.Set(p, bulk(append(sb.first, sb.rest...)))
+	}
+	ix.prefixes = pb.Map()
+
+	// Categories.
+	csets := make(map[schema.CategoryID][]uint32)
+	for ord, d := range list {
+		for i, c := range d.CategoryIDs {
+			if slices.Contains(d.CategoryIDs[:i], c) {
+				continue
+			}
+			csets[c] = append(csets[c], uint32(ord))
+		}
+	}
+	cb := immutable.NewMapBuilder[schema.CategoryID, btree[uint32]](catHasher{})
+	for c, ords := range csets {
+		cb.Set(c, bulk(ords))
+	}
+	ix.cats = cb.Map()
+	return ix
+}
