@@ -58,12 +58,15 @@ type Settings struct {
 	TokenTTL       time.Duration
 }
 
-// DefaultSettings apply to a tenant that has no settings row.
-var DefaultSettings = Settings{CartTTL: 30 * 24 * time.Hour, TokenTTL: 30 * 24 * time.Hour}
+// DefaultSettings returns the settings of a tenant that has no settings row: no tax, carts and
+// customer sessions that expire after 30 idle days.
+func DefaultSettings() Settings {
+	return Settings{CartTTL: 30 * 24 * time.Hour, TokenTTL: 30 * 24 * time.Hour}
+}
 
 // Settings returns the tenant's commerce settings.
 func (tx *Tx) Settings(ctx context.Context, t *schema.Tenant) (Settings, error) {
-	s := DefaultSettings
+	s := DefaultSettings()
 	var cartTTL, tokenTTL int64
 	err := tx.pg.QueryRow(ctx, `SELECT tax_basis_points, tax_inclusive, tax_on_shipping, cart_ttl_seconds, token_ttl_seconds
 		FROM tenant_settings WHERE tenant_id = $1`, t.ID).Scan(&s.TaxBasisPoints, &s.TaxInclusive, &s.TaxOnShipping, &cartTTL, &tokenTTL)
