@@ -153,13 +153,8 @@ func TestVersionGating(t *testing.T) {
 // deleted. The creation's version is below the tombstone's, so it must be ignored like any other
 // older change of the slot (package doc: "Within a slot, a change is applied only if its version
 // is above the slot's version").
-//
-// BUG: builder.apply (snapshot.go) writes the tombstone into the slot with put(), which records
-// pubVer = tombstone version, but keep() then deletes the map entry because both pub and priv are
-// nil: the tombstone's version is forgotten. The redelivered creation finds no slot (versions 0),
-// passes the version gate and resurrects the product in the public index (slug, order, counters).
-// Expected: an emptied slot keeps its versions (or a per-key tombstone version is kept) so that
-// changes at or below the tombstone are ignored.
+// It guards a regression: an emptied slot once dropped its versions, and the redelivered creation
+// passed the version gate and resurrected the product in the public index.
 func TestOlderChangeAfterDeleteIgnored(t *testing.T) {
 	s := newSite(t, replica.Config{})
 	tn := s.bootstrap("e")
@@ -187,12 +182,8 @@ func TestOlderChangeAfterDeleteIgnored(t *testing.T) {
 // TestOlderChangeAfterVisibilityMoveIgnored redelivers a product's old public state after the
 // product moved to the private read model (pub tombstone then priv state, as UpdateProduct writes
 // it).
-//
-// BUG: same root cause as TestOlderChangeAfterDeleteIgnored. The pub tombstone empties the only
-// filled slot, keep() deletes the entry, and the priv state then creates a fresh slot with
-// pubVer = 0. The redelivered pub state (version below the tombstone's) is applied: the draft
-// product is listed publicly again by ProductBySlug/Products. On an edge, which only follows pub
-// subjects, the same happens with any stale pub state after the product left the public model.
+// On an edge, which only follows pub subjects, any stale pub state after the product left the
+// public model must likewise stay out of ProductBySlug/Products.
 func TestOlderChangeAfterVisibilityMoveIgnored(t *testing.T) {
 	s := newSite(t, replica.Config{})
 	tn := s.bootstrap("e")

@@ -257,7 +257,10 @@ func (b *builder) snapshot() *Snapshot {
 }
 
 // put writes one slot of an entity if the change is newer than what the slot holds. It returns
-// the previous value of the slot and whether the change was applied.
+// the previous value of the slot and whether the change was applied. The caller stores the slot
+// back even when a tombstone emptied it: the kept versions stop an older change delivered again
+// (a duplicate, a redelivery) from bringing a deleted or unpublished entity back; a re-bootstrap
+// starts from fresh maps and forgets them.
 func put[T any](s *slot[T], c *schema.Change, v *T, bytes *int64) (old *T, applied bool) {
 	size := int32(len(c.Data))
 	if c.Vis == schema.Pub {
@@ -318,7 +321,7 @@ func (b *builder) apply(c *schema.Change) error {
 		if !ok {
 			return nil
 		}
-		keep(&b.products, id, s)
+		b.products.Set(id, s)
 		if c.Vis == schema.Pub {
 			if old != nil {
 				if cur, ok := b.slugs.Get(old.Slug); ok && cur == id {
@@ -350,7 +353,7 @@ func (b *builder) apply(c *schema.Change) error {
 		if !ok {
 			return nil
 		}
-		keep(&b.variants, id, s)
+		b.variants.Set(id, s)
 		if c.Vis == schema.Pub {
 			if old != nil {
 				b.indexVariant(old.ProductID, id)
@@ -370,7 +373,7 @@ func (b *builder) apply(c *schema.Change) error {
 		}
 		s, _ := b.categories.Get(id)
 		if _, ok := put(&s, c, v, &b.bytes); ok {
-			keep(&b.categories, id, s)
+			b.categories.Set(id, s)
 			b.dirty.taxonomy = true
 		}
 	case schema.KindCurrency:
@@ -380,7 +383,7 @@ func (b *builder) apply(c *schema.Change) error {
 		}
 		s, _ := b.currencies.Get(c.ID)
 		if _, ok := put(&s, c, v, &b.bytes); ok {
-			keep(&b.currencies, c.ID, s)
+			b.currencies.Set(c.ID, s)
 			b.dirty.currencies = true
 		}
 	case schema.KindPost:
@@ -397,7 +400,7 @@ func (b *builder) apply(c *schema.Change) error {
 		if !ok {
 			return nil
 		}
-		keep(&b.posts, id, s)
+		b.posts.Set(id, s)
 		if c.Vis == schema.Pub {
 			if old != nil {
 				b.postOrder.Delete(postKey(old))
@@ -412,13 +415,6 @@ func (b *builder) apply(c *schema.Change) error {
 		b.version = c.Version
 	}
 	return nil
-}
-
-// keep stores a slot. An emptied slot is kept with its versions, so that an older change
-// delivered again (a duplicate, a redelivery) cannot bring a deleted or unpublished entity back;
-// a re-bootstrap starts from fresh maps and forgets them.
-func keep[K, T any](m *pmap[K, slot[T]], k K, s slot[T]) {
-	m.Set(k, s)
 }
 
 // indexVariant rebuilds the ordered list of a product's public variants after variant changed.
