@@ -27,7 +27,6 @@ package searchcmp_test
 
 import (
 	"fmt"
-	"runtime"
 	"strconv"
 	"testing"
 
@@ -167,15 +166,6 @@ func (e bleveIndex) search(q benchQuery) (int, error) {
 
 func (e bleveIndex) close() { e.ix.Close() }
 
-// heapInUse returns the live heap after a full collection.
-func heapInUse() uint64 {
-	var ms runtime.MemStats
-	runtime.GC()
-	runtime.GC()
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
-}
-
 // TestEnginesAgree checks on a small catalog that both engines find the same documents for the
 // same words, so that the benchmarks compare like with like.
 func TestEnginesAgree(t *testing.T) {
@@ -233,14 +223,14 @@ func compare(b *testing.B, n int) {
 					ix = nil
 				}
 				b.StopTimer()
-				before := heapInUse()
+				before := searchtest.HeapInUse()
 				b.StartTimer()
 				var err error
 				if ix, err = e.build(docs); err != nil {
 					b.Fatal(err)
 				}
 				b.StopTimer()
-				perDoc = float64(heapInUse()-before) / float64(n)
+				perDoc = float64(searchtest.HeapInUse()-before) / float64(n)
 				b.StartTimer()
 			}
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "docs/s")

@@ -15,20 +15,11 @@ const (
 	benchSeed = 42
 )
 
-// heapInUse returns the live heap after a full collection.
-func heapInUse() uint64 {
-	var ms runtime.MemStats
-	runtime.GC()
-	runtime.GC()
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
-}
-
 func BenchmarkBuild100k(b *testing.B) {
 	docs := searchtest.Catalog(benchDocs, benchSeed)
-	before := heapInUse()
+	before := searchtest.HeapInUse()
 	ix := search.Build(docs)
-	overhead := float64(heapInUse()-before) / benchDocs
+	overhead := float64(searchtest.HeapInUse()-before) / benchDocs
 	runtime.KeepAlive(ix)
 	ix = nil
 	b.ReportAllocs()

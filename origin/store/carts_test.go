@@ -63,9 +63,11 @@ func TestParallelAddsToOneCart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var c *store.Cart
-	db.Tx(ctx, func(tx *store.Tx) error { var err error; c, err = tx.Cart(ctx, tn, session); return err })
-	if c == nil || len(c.Items) != n || c.Revision != n {
+	c := readCart(t, db, tn, session, (*store.Tx).Cart)
+	if c == nil {
+		t.Fatal("no cart after the parallel adds")
+	}
+	if len(c.Items) != n || c.Revision != n {
 		t.Fatalf("cart has %d items at revision %d, want %d and %d", len(c.Items), c.Revision, n, n)
 	}
 }
@@ -87,9 +89,27 @@ func TestCartExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	now = now.Add(2 * time.Hour)
-	var c *store.Cart
-	db.Tx(ctx, func(tx *store.Tx) error { var err error; c, err = tx.LockCart(ctx, tn, session); return err })
-	if c != nil {
+	if c := readCart(t, db, tn, session, (*store.Tx).LockCart); c != nil {
 		t.Fatal("an expired cart was returned")
 	}
+	// LockCart deleted the expired cart: it stays gone even for a clock before its expiry.
+	now = now.Add(-2 * time.Hour)
+	if c := readCart(t, db, tn, session, (*store.Tx).Cart); c != nil {
+		t.Fatal("the expired cart was not deleted")
+	}
+}
+
+// readCart reads a session's cart in a transaction of its own with read (Tx.Cart or Tx.LockCart).
+func readCart(t *testing.T, db *store.DB, tn *schema.Tenant, session []byte,
+	read func(*store.Tx, context.Context, *schema.Tenant, []byte) (*store.Cart, error)) *store.Cart {
+	t.Helper()
+	var c *store.Cart
+	if err := db.Tx(context.Background(), func(tx *store.Tx) error {
+		var err error
+		c, err = read(tx, context.Background(), tn, session)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

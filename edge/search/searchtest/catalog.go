@@ -7,6 +7,7 @@ package searchtest
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"time"
 
@@ -129,4 +130,14 @@ func Catalog(n int, seed uint64) []*search.Doc {
 		}
 	}
 	return docs
+}
+
+// HeapInUse returns the live heap after two full collections (the second frees what the first's
+// finalizers released), so that the difference of two readings measures an index's memory.
+func HeapInUse() uint64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
 }
