@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -42,6 +43,19 @@ const (
 	Pub  Visibility = "pub"
 	Priv Visibility = "priv"
 )
+
+// Left returns the visibilities of before missing from after, in before's order: those an
+// entity leaves in a write. A writer records a tombstone for each of them before the entity's
+// new states, so that a reader of a left subject never keeps a stale state.
+func Left(before, after []Visibility) []Visibility {
+	var left []Visibility
+	for _, v := range before {
+		if !slices.Contains(after, v) {
+			left = append(left, v)
+		}
+	}
+	return left
+}
 
 // PlatformLog is the log name of the tenant registry. It takes the place of a tenant slug in
 // changes and cannot be a tenant slug (slugs start with a letter).

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -537,5 +538,28 @@ func TestDigestDiff(t *testing.T) {
 	}
 	if rev := b.Diff(a, 10); len(rev) != 4 || !strings.HasPrefix(rev[0], "+ shop/pub/product/1:") || !strings.HasPrefix(rev[3], "- shop/pub/product/3:") {
 		t.Errorf("b.Diff(a) = %q, want product 1 added and product 3 removed", rev)
+	}
+}
+
+func TestLeft(t *testing.T) {
+	pub, priv := schema.Pub, schema.Priv
+	tests := []struct {
+		name          string
+		before, after []schema.Visibility
+		want          []schema.Visibility
+	}{
+		{"creation", nil, []schema.Visibility{pub, priv}, nil},
+		{"deletion", []schema.Visibility{pub, priv}, nil, []schema.Visibility{pub, priv}},
+		{"unpublish", []schema.Visibility{pub, priv}, []schema.Visibility{priv}, []schema.Visibility{pub}},
+		{"publish", []schema.Visibility{priv}, []schema.Visibility{pub, priv}, nil},
+		{"update in place", []schema.Visibility{pub}, []schema.Visibility{pub}, nil},
+		{"move", []schema.Visibility{priv}, []schema.Visibility{pub}, []schema.Visibility{priv}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := schema.Left(tt.before, tt.after); !slices.Equal(got, tt.want) {
+				t.Fatalf("Left(%v, %v) = %v, want %v", tt.before, tt.after, got, tt.want)
+			}
+		})
 	}
 }

@@ -86,12 +86,7 @@ func (w *logWriter) begin() *txn { return &txn{w: w, first: w.version + 1} }
 // missing from newVis, then one state per newVis. setVersion receives the entity's version (the
 // last of its changes) before the states are encoded.
 func (tx *txn) write(kind schema.Kind, id string, oldVis, newVis []schema.Visibility, setVersion func(int64), stateFor func(schema.Visibility) any) {
-	var tombs []schema.Visibility
-	for _, v := range oldVis {
-		if !slices.Contains(newVis, v) {
-			tombs = append(tombs, v)
-		}
-	}
+	tombs := schema.Left(oldVis, newVis)
 	n := int64(len(tombs) + len(newVis))
 	if n == 0 {
 		return

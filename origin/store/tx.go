@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -91,12 +90,7 @@ func (tx *Tx) platformLog(ctx context.Context) (*logState, error) {
 // before stateFor encodes it at each new visibility.
 func (tx *Tx) writeEntity(l *logState, kind schema.Kind, id string, oldVis, newVis []schema.Visibility,
 	setVersion func(int64), stateFor func(schema.Visibility) any) error {
-	var tombs []schema.Visibility
-	for _, v := range oldVis {
-		if !slices.Contains(newVis, v) {
-			tombs = append(tombs, v)
-		}
-	}
+	tombs := schema.Left(oldVis, newVis)
 	n := int64(len(tombs) + len(newVis))
 	if n == 0 {
 		return nil
