@@ -174,6 +174,14 @@ func TestMultiProcess(t *testing.T) {
 		return err == nil && r.status == 200
 	})
 	host := "shop.example.test"
+	// Ready means caught up with the stream; the relay, started at the same time, may not have
+	// published the tenant created before it yet, and edge and origin each learn it from the feed.
+	for _, addr := range []string{originAddr, edgeAddr} {
+		waitFor(t, 30*time.Second, "the tenant to reach "+addr, func() bool {
+			r, err := tryCall("GET", addr, host, "/api/products")
+			return err == nil && r.status == 200
+		})
+	}
 	created := call(t, "POST", edgeAddr, host, "/api/admin/products", `{"title":"Desk Lamp","status":"active","prices":{"USD":4200}}`,
 		"Authorization", basic("admin", pw))
 	if created.status != 201 {
