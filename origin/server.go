@@ -42,6 +42,7 @@ import (
 	"vitrine/edge/pipeline"
 	"vitrine/edge/reads"
 	"vitrine/edge/replica"
+	"vitrine/origin/payment"
 	"vitrine/origin/store"
 	"vitrine/schema"
 )
@@ -60,8 +61,14 @@ type Config struct {
 	FloorWait time.Duration
 	// MaxBodyBytes bounds request bodies (default 8 MiB).
 	MaxBodyBytes int
-	Logger       *slog.Logger
-	Metrics      *metrics.Set
+	// Payments authorizes checkout payments (default: the built-in test provider on the
+	// database's ledger).
+	Payments payment.Provider
+	// CheckoutLease is how long a checkout holds its Idempotency-Key before a retry with the same
+	// key may take it over and resume the order (default 60s).
+	CheckoutLease time.Duration
+	Logger        *slog.Logger
+	Metrics       *metrics.Set
 }
 
 // Server is the origin. Its Handler is safe for concurrent use.
@@ -100,6 +107,12 @@ func New(cfg Config, db *store.DB, rep *replica.Replica) *Server {
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = 8 << 20
 	}
+	if cfg.Payments == nil {
+		cfg.Payments = &payment.Test{Ledger: db}
+	}
+	if cfg.CheckoutLease == 0 {
+		cfg.CheckoutLease = 60 * time.Second
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -114,6 +127,8 @@ func New(cfg Config, db *store.DB, rep *replica.Replica) *Server {
 	s.handlers = map[string]handlerFunc{}
 	s.catalogHandlers()
 	s.cmsHandlers()
+	s.cartHandlers()
+	s.customerHandlers()
 	s.router = pipeline.NewRouter(schema.Routes, func(r *schema.Route) pipeline.Handler {
 		if r.Server == schema.AtEdge {
 			return s.read
@@ -183,7 +198,7 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 		s.fail(ctx, iface, pipeline.RouteNotFound, err)
 		return
 	}
-	user, err := s.authenticate(ctx, info)
+	user, err := s.authenticate(ctx, iface, info)
 	if err != nil {
 		s.authFailures.Inc()
 		ctx.Response.Header.Set(fasthttp.HeaderWWWAuthenticate, `Basic realm="vitrine"`)
@@ -256,7 +271,9 @@ func (s *Server) fromEdge(ctx *fasthttp.RequestCtx) bool {
 }
 
 // authenticate returns the staff user of an Authorization: Basic header (nil when none is sent).
-func (s *Server) authenticate(ctx *fasthttp.RequestCtx, t *schema.Tenant) (*schema.User, error) {
+// On commerce routes a Bearer credential (a customer session token) is left to the routes that
+// take one.
+func (s *Server) authenticate(ctx *fasthttp.RequestCtx, iface schema.Interface, t *schema.Tenant) (*schema.User, error) {
 	auth := ctx.Request.Header.Peek(fasthttp.HeaderAuthorization)
 	if len(auth) == 0 {
 		return nil, nil
@@ -264,6 +281,9 @@ func (s *Server) authenticate(ctx *fasthttp.RequestCtx, t *schema.Tenant) (*sche
 	invalid := &schema.Error{Code: schema.CodeUnauthorized, CMSCode: "incorrect_password",
 		Message: "The provided password is an invalid application password."}
 	scheme, cred, _ := bytes.Cut(bytes.TrimSpace(auth), []byte{' '})
+	if iface == schema.Commerce && bytes.EqualFold(scheme, []byte("Bearer")) {
+		return nil, nil
+	}
 	if !bytes.EqualFold(scheme, []byte("Basic")) {
 		return nil, &schema.Error{Code: schema.CodeUnauthorized, CMSCode: "rest_not_logged_in",
 			Message: "Unsupported credential: use HTTP Basic with an application password"}

@@ -24,6 +24,7 @@ const (
 	CodeGone          Code = "gone"          // the resource was deleted and may not be deleted again
 	CodeNotAllowed    Code = "not_allowed"   // the operation is not supported on this resource
 	CodeUnprocessable Code = "unprocessable" // well-formed, but semantically refused (same idempotency key, other body)
+	CodePayment       Code = "payment"       // the payment provider declined the payment
 )
 
 // Error is the error value every layer returns to a transport. Message is safe to show to the

@@ -129,6 +129,36 @@ var Routes = []Route{
 	{Name: "categories.list", Method: "GET", Interface: Commerce, Path: "/api/categories", Server: AtEdge},
 	{Name: "currencies.list", Method: "GET", Interface: Commerce, Path: "/api/currencies", Server: AtEdge},
 
+	// Commerce: the shopper's cart and checkout, forwarded to the origin. Carts are keyed by
+	// X-Cart-Session; the {item} of a cart line is its variant id.
+	{Name: "cart.get", Method: "GET", Interface: Commerce, Path: "/api/cart", Server: AtOrigin},
+	{Name: "cart.delete", Method: "DELETE", Interface: Commerce, Path: "/api/cart", Server: AtOrigin},
+	{Name: "cart.items.add", Method: "POST", Interface: Commerce, Path: "/api/cart/items", Server: AtOrigin},
+	{Name: "cart.items.update", Method: "PATCH", Interface: Commerce, Path: "/api/cart/items/{item}", Server: AtOrigin},
+	{Name: "cart.items.delete", Method: "DELETE", Interface: Commerce, Path: "/api/cart/items/{item}", Server: AtOrigin},
+	{Name: "cart.options", Method: "PATCH", Interface: Commerce, Path: "/api/cart/options", Server: AtOrigin},
+	{Name: "cart.coupon.add", Method: "POST", Interface: Commerce, Path: "/api/cart/coupon", Server: AtOrigin},
+	{Name: "cart.coupon.remove", Method: "DELETE", Interface: Commerce, Path: "/api/cart/coupon/{code}", Server: AtOrigin},
+	{Name: "cart.giftcard.add", Method: "POST", Interface: Commerce, Path: "/api/cart/gift-card", Server: AtOrigin},
+	{Name: "cart.giftcard.remove", Method: "DELETE", Interface: Commerce, Path: "/api/cart/gift-card/{last4}", Server: AtOrigin},
+	{Name: "checkout", Method: "POST", Interface: Commerce, Path: "/api/checkout", Server: AtOrigin},
+
+	// Commerce: customer accounts, forwarded to the origin. Every route but register and login
+	// takes the session token as Authorization: Bearer.
+	{Name: "customer.register", Method: "POST", Interface: Commerce, Path: "/api/customer/register", Server: AtOrigin},
+	{Name: "customer.login", Method: "POST", Interface: Commerce, Path: "/api/customer/login", Server: AtOrigin},
+	{Name: "customer.logout", Method: "POST", Interface: Commerce, Path: "/api/customer/logout", Server: AtOrigin},
+	{Name: "customer.get", Method: "GET", Interface: Commerce, Path: "/api/customer", Server: AtOrigin},
+	{Name: "customer.orders", Method: "GET", Interface: Commerce, Path: "/api/customer/orders", Server: AtOrigin,
+		Args: []Arg{argPage, {Name: "per_page", Type: ArgInt, Default: "20", HasMin: true, Min: 1, HasMax: true, Max: MaxPerPage}}},
+	{Name: "customer.order", Method: "GET", Interface: Commerce, Path: "/api/customer/orders/{reference}", Server: AtOrigin},
+	{Name: "customer.addresses", Method: "GET", Interface: Commerce, Path: "/api/customer/addresses", Server: AtOrigin},
+	{Name: "customer.addresses.add", Method: "POST", Interface: Commerce, Path: "/api/customer/addresses", Server: AtOrigin},
+	{Name: "customer.addresses.delete", Method: "DELETE", Interface: Commerce, Path: "/api/customer/addresses/{id}", Server: AtOrigin},
+	{Name: "customer.wishlist", Method: "GET", Interface: Commerce, Path: "/api/customer/wishlist", Server: AtOrigin},
+	{Name: "customer.wishlist.add", Method: "POST", Interface: Commerce, Path: "/api/customer/wishlist", Server: AtOrigin},
+	{Name: "customer.wishlist.delete", Method: "DELETE", Interface: Commerce, Path: "/api/customer/wishlist/{product}", Server: AtOrigin},
+
 	// Commerce: staff catalog administration, answered by the origin.
 	{Name: "admin.products.list", Method: "GET", Interface: Commerce, Path: "/api/admin/products", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog,
 		Args: []Arg{argPage, argPerPage, {Name: "status", Type: ArgString, Enum: []string{"active", "draft", "archived"}}}},

@@ -49,3 +49,36 @@ func TestValidateCartSession(t *testing.T) {
 		}
 	}
 }
+
+func TestOrderReference(t *testing.T) {
+	seen := map[string]bool{}
+	for range 1000 {
+		r := schema.NewOrderReference()
+		if len(r) != schema.ReferenceLen || seen[r] {
+			t.Fatalf("reference %q: wrong length or repeated", r)
+		}
+		seen[r] = true
+		if got, ok := schema.NormalizeOrderReference(r); !ok || got != r {
+			t.Fatalf("NormalizeOrderReference(%q) = %q, %v", r, got, ok)
+		}
+	}
+	tests := []struct {
+		in, want string
+		ok       bool
+	}{
+		{"7kqf3m9xa2bdhx4p", "7KQF-3M9X-A2BD-HX4P", true},
+		{"7KQF-3M9X-A2BD-HX4P", "7KQF-3M9X-A2BD-HX4P", true},
+		{"OKQF-3M9X-A2BD-HX4l", "0KQF-3M9X-A2BD-HX41", true},
+		{"7KQF-3M9X-A2BD-HX4", "", false},
+		{"7KQF-3M9X-A2BD-HX4PP", "", false},
+		{"7KQF-3M9X-A2BD-HX4U", "", false}, // U is not in the alphabet
+		{"../../etc/passwd", "", false},
+		{"", "", false},
+	}
+	for _, tt := range tests {
+		got, ok := schema.NormalizeOrderReference(tt.in)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("NormalizeOrderReference(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}

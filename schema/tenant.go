@@ -50,6 +50,16 @@ func (t *Tenant) DefaultCurrency() string {
 	return t.Currencies[0]
 }
 
+// HasCurrency reports whether the store sells in the currency code.
+func (t *Tenant) HasCurrency(code string) bool {
+	for _, c := range t.Currencies {
+		if c == code {
+			return true
+		}
+	}
+	return false
+}
+
 // MaxShard bounds shard numbers so that they fit a subject token and a small edge filter list.
 const MaxShard = 1023
 

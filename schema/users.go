@@ -100,9 +100,8 @@ func ValidateUser(u *User) error {
 			return Invalid("login", "login may contain only letters, digits and - _ . @")
 		}
 	}
-	addr, err := mail.ParseAddress(u.Email)
-	if err != nil || addr.Address != u.Email || len(u.Email) > 254 {
-		return Invalid("email", "email is not a valid address")
+	if err := ValidateEmail("email", u.Email); err != nil {
+		return err
 	}
 	if err := ValidateText("display_name", u.DisplayName, 250, false); err != nil {
 		return err
@@ -148,4 +147,14 @@ func ChunkAppPassword(p string) string {
 		b.WriteString(p[i:end])
 	}
 	return b.String()
+}
+
+// ValidateEmail checks that s is one bare email address (no display name, no spaces), at most
+// 254 bytes long.
+func ValidateEmail(field, s string) error {
+	addr, err := mail.ParseAddress(s)
+	if err != nil || addr.Address != s || len(s) > 254 || !strings.Contains(s[strings.LastIndexByte(s, '@')+1:], ".") {
+		return Invalid(field, "%s is not a valid email address", field)
+	}
+	return nil
 }

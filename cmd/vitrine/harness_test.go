@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -79,7 +80,11 @@ type system struct {
 
 	origin     *component
 	originAddr string
-	replicas   []*component // components with a replica, to wait for new tenants
+	// originConfig is the base configuration of origins the system starts.
+	originConfig origin.Config
+	// retries counts the store's transaction retries.
+	retries  atomic.Int64
+	replicas []*component // components with a replica, to wait for new tenants
 }
 
 // component is a running part of the system.
@@ -110,7 +115,7 @@ func newSystem(t *testing.T, opt systemOptions) *system {
 }
 
 func (s *system) openDB() {
-	db, err := store.Open(context.Background(), s.dsn, store.Config{OnCommit: func([]store.LogCommit) {
+	db, err := store.Open(context.Background(), s.dsn, store.Config{OnRetry: func() { s.retries.Add(1) }, OnCommit: func([]store.LogCommit) {
 		s.mu.Lock()
 		r := s.localRelay
 		s.mu.Unlock()
@@ -225,7 +230,9 @@ func (s *system) startOrigin() *component {
 	ctx, cancel := context.WithCancel(context.Background())
 	nc := s.connect()
 	rep, fol := s.follow(ctx, nc, s.fc.AllFilters(), replica.Config{PlatformDomain: "vitrine.test"})
-	srv := origin.New(origin.Config{Secret: s.key, EdgeSecret: s.edgeSecret, Logger: s.log, WriteWait: 500 * time.Millisecond}, s.db, rep)
+	cfg := s.originConfig
+	cfg.Secret, cfg.EdgeSecret, cfg.Logger, cfg.WriteWait = s.key, s.edgeSecret, s.log, 500*time.Millisecond
+	srv := origin.New(cfg, s.db, rep)
 	addr := s.originAddr
 	if addr == "" {
 		addr = "127.0.0.1:0"

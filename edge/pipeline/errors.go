@@ -26,6 +26,7 @@ var statusOf = map[schema.Code]int{
 	schema.CodeGone:          fasthttp.StatusGone,
 	schema.CodeNotAllowed:    fasthttp.StatusMethodNotAllowed,
 	schema.CodeUnprocessable: fasthttp.StatusUnprocessableEntity,
+	schema.CodePayment:       fasthttp.StatusPaymentRequired,
 	schema.CodeInternal:      fasthttp.StatusInternalServerError,
 }
 
@@ -55,6 +56,7 @@ var cmsCodeOf = map[schema.Code]string{
 	schema.CodeGone:          "rest_already_trashed",
 	schema.CodeNotAllowed:    "rest_no_route",
 	schema.CodeUnprocessable: "rest_invalid_param",
+	schema.CodePayment:       "rest_payment_failed",
 	schema.CodeInternal:      "rest_internal_error",
 }
 

@@ -340,6 +340,7 @@ func (tx *Tx) UpdateVariant(ctx context.Context, t *schema.Tenant, old, v *Stock
 	if err := tx.setAvailability(ctx, t, v); err != nil {
 		return err
 	}
+	tx.emitStockCrossing(t, v, old.Availability)
 	if err := tx.saveVariant(ctx, t, p, p, v); err != nil {
 		return err
 	}

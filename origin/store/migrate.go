@@ -49,7 +49,7 @@ func (db *DB) Migrate(ctx context.Context) error {
 	// The epoch names this database for the replication stream. Written once; a database that is
 	// reset and migrated again gets a new one.
 	if _, err := db.pool.Exec(ctx, `INSERT INTO cluster_meta (key, value) VALUES ('epoch', $1) ON CONFLICT (key) DO NOTHING`,
-		newUUID()); err != nil {
+		NewUUID()); err != nil {
 		return fmt.Errorf("store: write epoch: %w", err)
 	}
 	if _, err := db.pool.Exec(ctx, `INSERT INTO log_versions (log_id, version) VALUES ($1, 0) ON CONFLICT (log_id) DO NOTHING`,

@@ -39,7 +39,7 @@ func (db *DB) CreateTenant(ctx context.Context, t *schema.Tenant) error {
 		return err
 	}
 	return db.Tx(ctx, func(tx *Tx) error {
-		t.ID = newUUID()
+		t.ID = NewUUID()
 		t.CreatedAt, t.UpdatedAt = tx.now, tx.now
 		if _, err := tx.pg.Exec(ctx, `INSERT INTO log_versions (log_id, version) VALUES ($1, 0)`, t.ID); err != nil {
 			return err

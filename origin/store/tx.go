@@ -126,7 +126,7 @@ func (tx *Tx) emit(t *schema.Tenant, kind string, data any) {
 	if err != nil {
 		panic("store: marshal event: " + err.Error())
 	}
-	tx.events = append(tx.events, Event{ID: newUUID(), TenantID: t.ID, Tenant: t.Slug, Kind: kind, Created: tx.now, Data: b})
+	tx.events = append(tx.events, Event{ID: NewUUID(), TenantID: t.ID, Tenant: t.Slug, Kind: kind, Created: tx.now, Data: b})
 }
 
 // finish settles each log at the last version taken, stamps transaction bounds on the changes and
@@ -200,8 +200,8 @@ func (tx *Tx) allocIDs(ctx context.Context, tenantID, space string, n int64) (in
 	return first, nil
 }
 
-// newUUID returns a random (version 4) UUID in text form.
-func newUUID() string {
+// NewUUID returns a random (version 4) UUID in text form.
+func NewUUID() string {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		panic("store: crypto/rand: " + err.Error())

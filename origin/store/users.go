@@ -71,7 +71,7 @@ func (db *DB) CreateAppPassword(ctx context.Context, t *schema.Tenant, user sche
 	if err := schema.ValidateText("name", name, 200, true); err != nil {
 		return nil, err
 	}
-	ap := &AppPassword{UUID: newUUID(), UserID: user, Name: name}
+	ap := &AppPassword{UUID: NewUUID(), UserID: user, Name: name}
 	err := db.Tx(ctx, func(tx *Tx) error {
 		ap.CreatedAt = tx.now
 		_, err := tx.pg.Exec(ctx, `INSERT INTO app_passwords (tenant_id, uuid, user_id, name, hash, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,

@@ -1,0 +1,425 @@
+package origin
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"vitrine/edge/pipeline"
+	"vitrine/origin/payment"
+	"vitrine/origin/store"
+	"vitrine/schema"
+)
+
+// checkoutInput is the body of POST /api/checkout.
+type checkoutInput struct {
+	// Email is required for a guest; a signed-in customer's email is used when absent.
+	Email           *string         `json:"email"`
+	ShippingAddress *schema.Address `json:"shipping_address"`
+	// BillingAddress defaults to the shipping address.
+	BillingAddress *schema.Address `json:"billing_address"`
+	// PaymentToken is the payment method, tokenised by the provider's client library; required
+	// when anything is due after gift cards.
+	PaymentToken *string `json:"payment_token"`
+	// ExpectedTotal, when sent, is the total in minor units the shopper was shown: the checkout
+	// refuses (409) when the recomputed total differs, so a price change between the cart page
+	// and the checkout is never charged silently.
+	ExpectedTotal *int64 `json:"expected_total"`
+}
+
+// checkoutOutcome is what a checkout answers: an order (201), a decline (402) or an error.
+type checkoutOutcome struct {
+	status int
+	body   any
+	err    error
+	// record says the outcome is final for the idempotency key (an order exists); otherwise the
+	// key is released so that a retry runs again, or, with keep, left running so that a retry
+	// after the lease resumes the order.
+	record, keep bool
+}
+
+// checkout handles POST /api/checkout: reserve in one transaction, authorize the payment outside
+// any transaction, then commit or compensate in another. See package payment.
+func (s *Server) checkout(ctx *fasthttp.RequestCtx, rq *request) {
+	hash, err := cartSession(ctx)
+	if err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	var in checkoutInput
+	if err := jsonBody(ctx, &in); err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	customer, err := s.customer(ctx, rq)
+	if err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	if err := validateCheckout(&in, customer); err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	key := string(ctx.Request.Header.Peek("Idempotency-Key"))
+	scope := "checkout:" + hex.EncodeToString(hash)
+	resume := ""
+	if key != "" {
+		if err := store.ValidateIdempotencyKey(key); err != nil {
+			s.failRoute(ctx, rq, err)
+			return
+		}
+		h := sha256.New()
+		h.Write(ctx.Request.Body())
+		if customer != nil {
+			h.Write([]byte("\x00customer:" + strconv.FormatInt(customer.ID, 10)))
+		}
+		state, rec, err := s.db.BeginIdempotent(ctx, rq.info, scope, key, h.Sum(nil), s.cfg.CheckoutLease)
+		if err != nil {
+			s.failRoute(ctx, rq, err)
+			return
+		}
+		switch state {
+		case store.IdempotencyDone:
+			ctx.Response.Header.Set("Idempotent-Replayed", "true")
+			ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
+			ctx.Response.Header.SetContentTypeBytes(pipeline.ContentTypeCommerce)
+			ctx.SetStatusCode(rec.Status)
+			ctx.SetBody(rec.Body)
+			s.http.Count(pipeline.RouteIndex(rq.route), rec.Status)
+			return
+		case store.IdempotencyRunning:
+			s.failRoute(ctx, rq, &schema.Error{Code: schema.CodeConflict, RetryAfter: 1,
+				Message: "a request with this Idempotency-Key is still in progress; retry shortly"})
+			return
+		case store.IdempotencyMismatch:
+			s.failRoute(ctx, rq, &schema.Error{Code: schema.CodeUnprocessable, Field: "Idempotency-Key",
+				Message: "this Idempotency-Key was already used with a different request; use a new key for a new checkout"})
+			return
+		case store.IdempotencyTakeover:
+			resume = rec.Resource
+		}
+	} else {
+		var raw [16]byte
+		rand.Read(raw[:])
+		key = "auto-" + hex.EncodeToString(raw[:])
+	}
+	out := s.runCheckout(ctx, rq, hash, &in, customer, scope, key, resume)
+	if out.err != nil {
+		out.status = pipeline.Status(schema.AsError(out.err))
+	}
+	if !strings.HasPrefix(key, "auto-") {
+		// Bookkeeping of the key must not fail the answer: the key then expires by its lease.
+		bg := context.WithoutCancel(ctx)
+		switch {
+		case out.record:
+			body, err := schema.MarshalJSON(out.body)
+			if err == nil {
+				err = s.db.FinishIdempotent(bg, rq.info, scope, key, out.status, body)
+			}
+			if err != nil {
+				s.log.Warn("idempotency: recording an outcome failed", "err", err)
+			}
+		case !out.keep:
+			if err := s.db.ReleaseIdempotent(bg, rq.info, scope, key); err != nil {
+				s.log.Warn("idempotency: releasing a key failed", "err", err)
+			}
+		}
+	}
+	if out.err != nil {
+		s.failRoute(ctx, rq, out.err)
+		return
+	}
+	s.reply(ctx, rq, out.status, out.body)
+}
+
+func validateCheckout(in *checkoutInput, customer *store.Customer) error {
+	if in.Email == nil && customer != nil {
+		in.Email = &customer.Email
+	}
+	if in.Email == nil {
+		return schema.Invalid("email", "email is required for a guest checkout (or send a customer token)")
+	}
+	*in.Email = strings.ToLower(strings.TrimSpace(*in.Email))
+	if err := schema.ValidateEmail("email", *in.Email); err != nil {
+		return err
+	}
+	if in.ShippingAddress == nil {
+		return schema.Invalid("shipping_address", "shipping_address is required")
+	}
+	if err := schema.ValidateAddress("shipping_address", in.ShippingAddress); err != nil {
+		return err
+	}
+	if in.BillingAddress == nil {
+		in.BillingAddress = in.ShippingAddress
+	} else if err := schema.ValidateAddress("billing_address", in.BillingAddress); err != nil {
+		return err
+	}
+	if in.PaymentToken != nil && (len(*in.PaymentToken) == 0 || len(*in.PaymentToken) > 255) {
+		return schema.Invalid("payment_token", "payment_token must be 1 to 255 characters")
+	}
+	return nil
+}
+
+// runCheckout reserves (or resumes the order named by resume), authorizes and settles.
+func (s *Server) runCheckout(ctx context.Context, rq *request, hash []byte, in *checkoutInput, customer *store.Customer, scope, key, resume string) checkoutOutcome {
+	var o *store.Order
+	if resume != "" {
+		err := s.db.Tx(ctx, func(tx *store.Tx) error {
+			var err error
+			o, err = tx.LockOrder(ctx, rq.info, resume)
+			return err
+		})
+		if err != nil {
+			return checkoutOutcome{err: err, keep: true}
+		}
+	}
+	if o == nil {
+		var err error
+		if o, err = s.reserve(ctx, rq, hash, in, customer, scope, key); err != nil {
+			return checkoutOutcome{err: err}
+		}
+	}
+	switch o.Status {
+	case schema.OrderPaid:
+		return checkoutOutcome{status: 201, body: &o.View, record: true}
+	case schema.OrderPaymentFailed:
+		return checkoutOutcome{err: &schema.Error{Code: schema.CodePayment, Message: "payment declined"}, record: true}
+	case schema.OrderCancelled:
+		return checkoutOutcome{err: &schema.Error{Code: schema.CodeConflict, Message: "this checkout was abandoned and its reservation released; check out again with a new Idempotency-Key"}, record: true}
+	}
+
+	var paymentRef string
+	if o.Due > 0 {
+		token := ""
+		if in.PaymentToken != nil {
+			token = *in.PaymentToken
+		}
+		res, err := s.cfg.Payments.Authorize(ctx, payment.Request{TenantID: rq.info.ID, Key: o.ID, Amount: o.Due, Currency: o.Currency,
+			Token: token, Email: o.Email})
+		if err != nil {
+			// The outcome is unknown: void whatever may have been authorized, then release.
+			s.log.Warn("checkout: payment provider failed", "err", err, "order", o.ID)
+			if verr := s.cfg.Payments.Void(context.WithoutCancel(ctx), rq.info.ID, o.ID); verr != nil {
+				// Leave the order pending: the sweeper voids and releases it later.
+				return checkoutOutcome{err: providerDown, keep: true}
+			}
+			if err := s.settle(context.WithoutCancel(ctx), rq, o, schema.OrderCancelled, ""); err != nil {
+				return checkoutOutcome{err: err, keep: true}
+			}
+			return checkoutOutcome{err: providerDown}
+		}
+		if !res.Approved {
+			if err := s.settle(context.WithoutCancel(ctx), rq, o, schema.OrderPaymentFailed, ""); err != nil {
+				return checkoutOutcome{err: err, keep: true}
+			}
+			return checkoutOutcome{err: &schema.Error{Code: schema.CodePayment, Field: "payment_token", Message: "payment declined: " + res.DeclineReason},
+				record: true}
+		}
+		paymentRef = res.ID
+	}
+	if err := s.settle(context.WithoutCancel(ctx), rq, o, schema.OrderPaid, paymentRef); err != nil {
+		// The payment is authorized but the order could not be marked paid: keep the key
+		// running so that a retry after the lease resumes this order (authorizing again under
+		// the same key charges nothing more).
+		return checkoutOutcome{err: err, keep: true}
+	}
+	return checkoutOutcome{status: 201, body: &o.View, record: true}
+}
+
+var providerDown = &schema.Error{Code: schema.CodeUnavailable, RetryAfter: 2,
+	Message: "the payment provider is unavailable; you have not been charged; retry shortly"}
+
+// reserve prices the cart and, in one transaction, takes stock, redeems coupons, debits gift
+// cards and inserts the order as pending_payment. The transaction may be retried: it calls
+// nothing outside the database.
+func (s *Server) reserve(ctx context.Context, rq *request, hash []byte, in *checkoutInput, customer *store.Customer, scope, key string) (*store.Order, error) {
+	t := rq.info
+	var o *store.Order
+	_, err := s.db.WriteTx(ctx, func(tx *store.Tx) error {
+		o = nil
+		c, err := tx.LockCart(ctx, t, hash)
+		if err != nil {
+			return err
+		}
+		if c == nil || len(c.Items) == 0 {
+			return &schema.Error{Code: schema.CodeConflict, Message: "the cart is empty"}
+		}
+		pc, err := priceCart(ctx, tx, t, c, "")
+		if err != nil {
+			return err
+		}
+		if len(pc.view.Issues) > 0 {
+			msgs := make([]string, len(pc.view.Issues))
+			for i, is := range pc.view.Issues {
+				msgs[i] = is.Message
+			}
+			return &schema.Error{Code: schema.CodeConflict, Field: "cart", Message: "the cart needs attention: " + strings.Join(msgs, "; ")}
+		}
+		if in.ExpectedTotal != nil && *in.ExpectedTotal != pc.totals.Total {
+			return &schema.Error{Code: schema.CodeConflict, Field: "expected_total", Message: "the total changed from " +
+				schema.FormatMinor(*in.ExpectedTotal, pc.cur.Exponent) + " to " + schema.FormatMinor(pc.totals.Total, pc.cur.Exponent) +
+				" " + pc.cur.Code + "; review the cart"}
+		}
+		if pc.shippingRequired && pc.view.ShippingMethod == nil {
+			return &schema.Error{Code: schema.CodeConflict, Field: "shipping_method", Message: "no shipping method is available for this cart"}
+		}
+		if pc.totals.Due > 0 && in.PaymentToken == nil && len(pc.giftCards) > 0 {
+			return &schema.Error{Code: schema.CodeConflict, Field: "gift_cards", Message: "the gift cards no longer cover the order: " +
+				schema.FormatMinor(pc.totals.Due, pc.cur.Exponent) + " " + pc.cur.Code + " is due; send a payment_token or review the cart"}
+		}
+		if pc.totals.Due > 0 && in.PaymentToken == nil {
+			return schema.Invalid("payment_token", "payment_token is required: %s %s is due after gift cards",
+				schema.FormatMinor(pc.totals.Due, pc.cur.Exponent), pc.cur.Code)
+		}
+		o = &store.Order{ID: store.NewUUID(), Reference: schema.NewOrderReference(), Email: *in.Email, Currency: pc.cur.Code,
+			Status: schema.OrderPendingPayment, Total: pc.totals.Total, Due: pc.totals.Due, CheckoutKey: scope + "|" + key}
+		if customer != nil {
+			o.CustomerID = customer.ID
+		}
+		o.Reservation.CartSession, o.Reservation.CartRevision = hex.EncodeToString(hash), c.Revision
+		for i, l := range pc.lines {
+			avail, ok, err := tx.TakeStock(ctx, t, l.item.VariantID, l.item.Quantity)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				msg := "out of stock: " + lineName(l.src)
+				if avail > 0 {
+					msg = "only " + strconv.FormatInt(avail, 10) + " of " + lineName(l.src) + " left in stock"
+				}
+				return &schema.Error{Code: schema.CodeConflict, Field: "items." + pc.view.Items[i].ID, Message: msg}
+			}
+			o.Reservation.Stock = append(o.Reservation.Stock, store.StockHold{VariantID: l.item.VariantID, Quantity: l.item.Quantity})
+			lt := pc.totals.Lines[i]
+			o.Lines = append(o.Lines, store.OrderLine{LineNo: i + 1, VariantID: l.item.VariantID, ProductID: l.src.Product.ID,
+				SKU: l.src.Variant.SKU, Title: lineName(l.src), Options: nonNil(l.src.Variant.Options), UnitPrice: l.unit,
+				Quantity: l.item.Quantity, Discount: lt.Discount, Tax: lt.Tax, Total: lt.Total})
+		}
+		for _, cp := range pc.coupons {
+			reason, err := tx.RedeemCoupon(ctx, t, cp.Code, o.ID, o.CustomerID, o.Email, pc.totals.DiscountByCode[cp.Code])
+			if err != nil {
+				return err
+			}
+			if reason != "" {
+				return &schema.Error{Code: schema.CodeConflict, Field: "coupons", Message: "coupon " + cp.Code + " " + reason + "; remove it from the cart"}
+			}
+			o.Reservation.Coupons = append(o.Reservation.Coupons, cp.Code)
+		}
+		for i, g := range pc.totals.GiftCards {
+			if g.Amount == 0 {
+				continue
+			}
+			ok, err := tx.DebitGiftCard(ctx, t, g.Code, o.ID, g.Amount)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return &schema.Error{Code: schema.CodeConflict, Field: "gift_cards",
+					Message: "gift card ending " + pc.giftCards[i].Last4 + " no longer covers " + schema.FormatMinor(g.Amount, pc.cur.Exponent) + " " + pc.cur.Code + "; review the cart"}
+			}
+			o.Reservation.GiftCards = append(o.Reservation.GiftCards, store.GiftCardHold{Key: g.Code, Amount: g.Amount})
+		}
+		o.View = orderView(pc, o, in, t)
+		if err := tx.InsertOrder(ctx, t, o); err != nil {
+			return err
+		}
+		return tx.SetIdempotentResource(ctx, t, scope, key, o.ID)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// orderView is the order as its owner sees it, fixed at purchase.
+func orderView(pc *pricedCart, o *store.Order, in *checkoutInput, t *schema.Tenant) schema.OrderView {
+	v := schema.OrderView{Reference: o.Reference, Status: o.Status, FulfillmentStatus: "unfulfilled", Email: o.Email, Currency: o.Currency,
+		Items: pc.view.Items, Coupons: pc.view.Coupons, GiftCards: make([]schema.AppliedGiftCard, 0, len(pc.view.GiftCards)),
+		ShippingMethod: pc.view.ShippingMethod, ShippingAddress: *in.ShippingAddress, BillingAddress: *in.BillingAddress,
+		Notes: pc.view.Notes, GiftWrap: pc.view.GiftWrap, GiftMessage: pc.view.GiftMessage, Totals: pc.view.Totals,
+		TrackingURL: t.BaseURL + "/api/tracking/" + o.Reference}
+	for _, g := range pc.view.GiftCards {
+		g.Balance = nil
+		v.GiftCards = append(v.GiftCards, g)
+	}
+	return v
+}
+
+// settle moves a pending order to paid (with its payment reference), or to payment_failed or
+// cancelled (releasing its reservation). An order that is no longer pending (the sweeper got
+// there first) is left as it is, and o reflects it.
+func (s *Server) settle(ctx context.Context, rq *request, o *store.Order, status, paymentRef string) error {
+	t := rq.info
+	var settled *store.Order
+	_, err := s.db.WriteTx(ctx, func(tx *store.Tx) error {
+		cur, err := tx.LockOrder(ctx, t, o.ID)
+		if err != nil {
+			return err
+		}
+		if cur == nil {
+			return &schema.Error{Code: schema.CodeNotFound, Message: "order not found"}
+		}
+		settled = cur
+		if cur.Status != schema.OrderPendingPayment {
+			return nil
+		}
+		if err := tx.SetOrderStatus(ctx, t, cur, status, paymentRef); err != nil {
+			return err
+		}
+		if status != schema.OrderPaid {
+			return tx.ReleaseReservation(ctx, t, cur)
+		}
+		if err := tx.DeleteCheckedOutCart(ctx, t, cur.Reservation); err != nil {
+			return err
+		}
+		tx.EmitOrderEvent(t, store.EventOrderCreated, cur)
+		tx.EmitOrderEvent(t, store.EventOrderPaid, cur)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	*o = *settled
+	return nil
+}
+
+// SweepPendingOrders settles orders left in pending_payment for longer than age (their
+// checkout's process died between reserving and settling): it voids any authorization under the
+// order's key and releases the reservation. It returns how many orders it cancelled.
+func (s *Server) SweepPendingOrders(ctx context.Context, age time.Duration) (int, error) {
+	stale, err := s.db.StalePendingOrders(ctx, time.Now().Add(-age), 100)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, p := range stale {
+		var info *schema.Tenant
+		for _, t := range s.rep.Tenants() {
+			if i := t.Info(); i != nil && i.ID == p.TenantID {
+				info = i
+			}
+		}
+		if info == nil {
+			continue
+		}
+		if err := s.cfg.Payments.Void(ctx, p.TenantID, p.OrderID); err != nil {
+			s.log.Warn("sweeper: void failed; will retry", "order", p.OrderID, "err", err)
+			continue
+		}
+		o := &store.Order{ID: p.OrderID}
+		if err := s.settle(ctx, &request{info: info}, o, schema.OrderCancelled, ""); err != nil {
+			s.log.Warn("sweeper: release failed; will retry", "order", p.OrderID, "err", err)
+			continue
+		}
+		if o.Status == schema.OrderCancelled {
+			n++
+		}
+	}
+	return n, nil
+}

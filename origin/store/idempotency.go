@@ -1,0 +1,217 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"vitrine/origin/payment"
+	"vitrine/schema"
+)
+
+// IdempotencyState is what BeginIdempotent found for a key.
+type IdempotencyState int
+
+// Idempotency states.
+const (
+	// IdempotencyNew: the key was free; the caller now holds it and must Finish or Release it.
+	IdempotencyNew IdempotencyState = iota
+	// IdempotencyDone: the key's request finished; replay its recorded response.
+	IdempotencyDone
+	// IdempotencyRunning: a request with the key is still running (answer 409).
+	IdempotencyRunning
+	// IdempotencyMismatch: the key was used with another request body (answer 422).
+	IdempotencyMismatch
+	// IdempotencyTakeover: the key's request stopped without finishing (its process died) past
+	// the lease; the caller now holds the key and should resume from its Resource.
+	IdempotencyTakeover
+)
+
+// IdempotencyRecord is the recorded outcome of an idempotent request.
+type IdempotencyRecord struct {
+	Status   int
+	Body     []byte
+	Resource string
+}
+
+// IdempotencyKeyTTL is how long a finished key is remembered.
+const IdempotencyKeyTTL = 24 * time.Hour
+
+// ValidateIdempotencyKey checks an Idempotency-Key header value: 1 to 255 visible ASCII
+// characters (UUIDs and random strings are typical).
+func ValidateIdempotencyKey(k string) error {
+	if len(k) == 0 || len(k) > 255 {
+		return schema.Invalid("Idempotency-Key", "Idempotency-Key must be 1 to 255 visible ASCII characters")
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < 0x21 || k[i] > 0x7e {
+			return schema.Invalid("Idempotency-Key", "Idempotency-Key must be 1 to 255 visible ASCII characters")
+		}
+	}
+	return nil
+}
+
+// BeginIdempotent claims key in scope for a request whose body hashes to requestHash. A key
+// whose request is running for longer than lease is taken over.
+func (db *DB) BeginIdempotent(ctx context.Context, t *schema.Tenant, scope, key string, requestHash []byte, lease time.Duration) (IdempotencyState, IdempotencyRecord, error) {
+	var state IdempotencyState
+	var rec IdempotencyRecord
+	err := db.Tx(ctx, func(tx *Tx) error {
+		state, rec = IdempotencyNew, IdempotencyRecord{}
+		var hash []byte
+		var st string
+		var created, expires time.Time
+		err := tx.pg.QueryRow(ctx, `SELECT request_hash, state, response_status, response_body, resource, created_at, expires_at
+			FROM idempotency_keys WHERE tenant_id = $1 AND scope = $2 AND key = $3 FOR UPDATE`, t.ID, scope, key).
+			Scan(&hash, &st, &rec.Status, &rec.Body, &rec.Resource, &created, &expires)
+		switch {
+		case err == pgx.ErrNoRows:
+			tag, err := tx.pg.Exec(ctx, `INSERT INTO idempotency_keys (tenant_id, key, scope, request_hash, state, created_at, expires_at)
+				VALUES ($1, $2, $3, $4, 'running', $5, $6) ON CONFLICT DO NOTHING`,
+				t.ID, key, scope, requestHash, tx.now, tx.now.Add(IdempotencyKeyTTL))
+			if err == nil && tag.RowsAffected() == 0 {
+				state = IdempotencyRunning // another request inserted it a moment ago
+			}
+			return err
+		case err != nil:
+			return err
+		case !expires.After(tx.now):
+			// Forgotten: the key starts over.
+			rec = IdempotencyRecord{}
+			_, err := tx.pg.Exec(ctx, `UPDATE idempotency_keys SET request_hash = $4, state = 'running', response_status = 0,
+				response_body = '', resource = '', created_at = $5, expires_at = $6 WHERE tenant_id = $1 AND scope = $2 AND key = $3`,
+				t.ID, scope, key, requestHash, tx.now, tx.now.Add(IdempotencyKeyTTL))
+			return err
+		case !bytes.Equal(hash, requestHash):
+			state = IdempotencyMismatch
+			return nil
+		case st == "done":
+			state = IdempotencyDone
+			return nil
+		case tx.now.Sub(created) < lease:
+			state = IdempotencyRunning
+			return nil
+		}
+		state = IdempotencyTakeover
+		_, err = tx.pg.Exec(ctx, `UPDATE idempotency_keys SET created_at = $4 WHERE tenant_id = $1 AND scope = $2 AND key = $3`,
+			t.ID, scope, key, tx.now)
+		return err
+	})
+	return state, rec, err
+}
+
+// SetIdempotentResource records the resource a running idempotent request created, in the
+// transaction that creates it.
+func (tx *Tx) SetIdempotentResource(ctx context.Context, t *schema.Tenant, scope, key, resource string) error {
+	_, err := tx.pg.Exec(ctx, `UPDATE idempotency_keys SET resource = $4 WHERE tenant_id = $1 AND scope = $2 AND key = $3`,
+		t.ID, scope, key, resource)
+	return err
+}
+
+// FinishIdempotent records the response of a key's request; later requests with the key and
+// the same body get it replayed.
+func (db *DB) FinishIdempotent(ctx context.Context, t *schema.Tenant, scope, key string, status int, body []byte) error {
+	return db.Tx(ctx, func(tx *Tx) error {
+		_, err := tx.pg.Exec(ctx, `UPDATE idempotency_keys SET state = 'done', response_status = $4, response_body = $5
+			WHERE tenant_id = $1 AND scope = $2 AND key = $3`, t.ID, scope, key, status, body)
+		return err
+	})
+}
+
+// ReleaseIdempotent forgets a key whose request failed in a way worth retrying (the database or
+// the payment provider was unavailable), so that a retry with the same key runs again.
+func (db *DB) ReleaseIdempotent(ctx context.Context, t *schema.Tenant, scope, key string) error {
+	return db.Tx(ctx, func(tx *Tx) error {
+		_, err := tx.pg.Exec(ctx, `DELETE FROM idempotency_keys WHERE tenant_id = $1 AND scope = $2 AND key = $3`, t.ID, scope, key)
+		return err
+	})
+}
+
+// DeleteExpiredIdempotencyKeys deletes up to limit forgotten keys and returns how many.
+func (db *DB) DeleteExpiredIdempotencyKeys(ctx context.Context, limit int) (int, error) {
+	tag, err := db.pool.Exec(ctx, `DELETE FROM idempotency_keys WHERE (tenant_id, scope, key) IN
+		(SELECT tenant_id, scope, key FROM idempotency_keys WHERE expires_at < now() AND state = 'done' LIMIT $1)`, limit)
+	if err != nil {
+		return 0, mapError(err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// TestPayment is one authorization in the built-in test payment provider's ledger.
+type TestPayment struct {
+	ID       string
+	Key      string
+	Amount   int64
+	Currency string
+	Status   string
+}
+
+// TestAuthorize records an authorization in the test provider's ledger under key, unless one
+// exists: a second call with the same key returns the first call's result and charges nothing.
+func (db *DB) TestAuthorize(ctx context.Context, tenantID, key, id string, amount int64, currency, status string) (payment.LedgerEntry, error) {
+	var p TestPayment
+	err := db.Tx(ctx, func(tx *Tx) error {
+		if _, err := tx.pg.Exec(ctx, `INSERT INTO test_payments (tenant_id, idempotency_key, id, amount, currency, status, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $7) ON CONFLICT DO NOTHING`, tenantID, key, id, amount, currency, status, tx.now); err != nil {
+			return err
+		}
+		p.Key = key
+		return tx.pg.QueryRow(ctx, `SELECT id, amount, currency, status FROM test_payments WHERE tenant_id = $1 AND idempotency_key = $2`,
+			tenantID, key).Scan(&p.ID, &p.Amount, &p.Currency, &p.Status)
+	})
+	return payment.LedgerEntry{ID: p.ID, Status: p.Status}, err
+}
+
+// TestVoid voids the test provider's authorization under key, if it is authorized.
+func (db *DB) TestVoid(ctx context.Context, tenantID, key string) error {
+	return db.Tx(ctx, func(tx *Tx) error {
+		_, err := tx.pg.Exec(ctx, `UPDATE test_payments SET status = 'voided', updated_at = $3
+			WHERE tenant_id = $1 AND idempotency_key = $2 AND status = 'authorized'`, tenantID, key, tx.now)
+		return err
+	})
+}
+
+// TestPayments lists the test provider's ledger of a tenant (for tests and the demo).
+func (db *DB) TestPayments(ctx context.Context, tenantID string) ([]TestPayment, error) {
+	rows, err := db.pool.Query(ctx, `SELECT id, idempotency_key, amount, currency, status FROM test_payments WHERE tenant_id = $1
+		ORDER BY created_at, id`, tenantID)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	defer rows.Close()
+	var out []TestPayment
+	for rows.Next() {
+		var p TestPayment
+		if err := rows.Scan(&p.ID, &p.Key, &p.Amount, &p.Currency, &p.Status); err != nil {
+			return nil, mapError(err)
+		}
+		out = append(out, p)
+	}
+	return out, mapError(rows.Err())
+}
+
+// Throttle counts one hit of key in the current fixed window and reports whether the count is
+// within limit. It holds across every origin process, as the count lives in the database.
+func (db *DB) Throttle(ctx context.Context, t *schema.Tenant, key string, limit int64, window time.Duration) (ok bool, retryAfter time.Duration, err error) {
+	err = db.Tx(ctx, func(tx *Tx) error {
+		start := tx.now.Truncate(window)
+		var n int64
+		if err := tx.pg.QueryRow(ctx, `INSERT INTO throttles (tenant_id, key, window_start, count) VALUES ($1, $2, $3, 1)
+			ON CONFLICT (tenant_id, key, window_start) DO UPDATE SET count = throttles.count + 1 RETURNING count`,
+			t.ID, key, start).Scan(&n); err != nil {
+			return err
+		}
+		ok = n <= limit
+		retryAfter = start.Add(window).Sub(tx.now)
+		return nil
+	})
+	return ok, retryAfter, err
+}
+
+// DeleteOldThrottles deletes throttle windows that ended before cutoff.
+func (db *DB) DeleteOldThrottles(ctx context.Context, cutoff time.Time) error {
+	_, err := db.pool.Exec(ctx, `DELETE FROM throttles WHERE window_start < $1`, cutoff)
+	return mapError(err)
+}
