@@ -46,6 +46,7 @@ fuzz: check-go
 	$(GO) test ./origin -run '^$$' -fuzz FuzzDecodeBodies -fuzztime $(FUZZTIME)
 	$(GO) test ./edge/cache -run '^$$' -fuzz FuzzBody -fuzztime $(FUZZTIME)
 	$(GO) test ./edge/replica -run '^$$' -fuzz FuzzLookupHost -fuzztime $(FUZZTIME)
+	$(GO) test ./edge/reads -run '^$$' -fuzz FuzzCatalogArguments -fuzztime $(FUZZTIME)
 
 clean:
 	rm -rf bin

@@ -119,7 +119,16 @@ var (
 var Routes = []Route{
 	// Commerce: public storefront reads answered by edges from the replica.
 	{Name: "products.list", Method: "GET", Interface: Commerce, Path: "/api/products", Server: AtEdge,
-		Args: []Arg{argPage, argPerPage, argCurr}},
+		Args: []Arg{argPage, argPerPage, argCurr, argCategory, argMinPrice, argMaxPrice, argAvailability, argProductSort}},
+	// Search and autocomplete answer from the search index beside each tenant's snapshot, with
+	// the filters of /api/products (storefront.go declares their arguments). Blog posts are the
+	// published CMS posts in a commerce shape.
+	{Name: "search", Method: "GET", Interface: Commerce, Path: "/api/search", Server: AtEdge,
+		Args: []Arg{argPage, argPerPage, argCurr, argCategory, argMinPrice, argMaxPrice, argAvailability, argSearchSort, argQuery}},
+	{Name: "search.autocomplete", Method: "GET", Interface: Commerce, Path: "/api/search/autocomplete", Server: AtEdge,
+		Args: []Arg{argSuggestLimit, argQuery}},
+	{Name: "posts.list", Method: "GET", Interface: Commerce, Path: "/api/posts", Server: AtEdge,
+		Args: []Arg{argPage, argPostsPerPage}},
 	{Name: "products.featured", Method: "GET", Interface: Commerce, Path: "/api/products/featured", Server: AtEdge,
 		Args: []Arg{{Name: "limit", Type: ArgInt, Default: strconv.Itoa(DefaultFeatured), HasMin: true, Min: 1, HasMax: true, Max: MaxFeatured}, argCurr}},
 	{Name: "products.item", Method: "GET", Interface: Commerce, Path: "/api/products/{slug}", Server: AtEdge,

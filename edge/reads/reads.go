@@ -91,6 +91,12 @@ func Answer(req *Request) Response {
 	switch req.Route.Name {
 	case "products.list":
 		return productsList(req, args, info)
+	case "search":
+		return searchProducts(req, args, info)
+	case "search.autocomplete":
+		return autocomplete(req, args, info)
+	case "posts.list":
+		return blogPosts(req, args, info)
 	case "products.featured":
 		return productsFeatured(req, args, info)
 	case "products.item":
@@ -141,51 +147,6 @@ func pricing(s *replica.Snapshot, info *schema.Tenant, code string) (schema.Pric
 }
 
 var catalogClasses = []replica.Class{replica.Catalog, replica.Taxonomy, replica.Currencies}
-
-func productsList(req *Request, args *schema.Args, info *schema.Tenant) Response {
-	d := deps(req.Tenant, catalogClasses)
-	s := req.Tenant.Snapshot()
-	pr, err := pricing(s, info, args.Str("currency"))
-	if err != nil {
-		return Response{Err: err}
-	}
-	page, perPage := int(args.Int("page")), int(args.Int("per_page"))
-	items, total := s.Products((page-1)*perPage, perPage)
-	out := schema.Page[schema.ProductView]{Data: make([]schema.ProductView, 0, len(items)), Page: page, PerPage: perPage, Total: total}
-	out.TotalPages = (total + perPage - 1) / perPage
-	for _, p := range items {
-		out.Data = append(out.Data, schema.RenderProduct(p, s.Variants(p.ID), s.Category, pr, info.BaseURL, false))
-	}
-	query := givenQuery(args, "per_page", "currency")
-	if page < out.TotalPages {
-		u := schema.PageURL(info.BaseURL, req.Route.Path, query, page+1)
-		out.Next = &u
-	}
-	if page > 1 && total > 0 {
-		u := schema.PageURL(info.BaseURL, req.Route.Path, query, min(page-1, max(out.TotalPages, 1)))
-		out.Prev = &u
-	}
-	return ok(out, d)
-}
-
-// givenQuery renders the arguments the caller gave (in declaration order) as a query string, for
-// pagination links.
-func givenQuery(args *schema.Args, names ...string) string {
-	var parts []string
-	for _, n := range names {
-		v := args.Get(n)
-		if !v.Given {
-			continue
-		}
-		switch {
-		case v.Str != "":
-			parts = append(parts, n+"="+v.Str)
-		default:
-			parts = append(parts, n+"="+strconv.FormatInt(v.Int, 10))
-		}
-	}
-	return strings.Join(parts, "&")
-}
 
 func productsFeatured(req *Request, args *schema.Args, info *schema.Tenant) Response {
 	d := deps(req.Tenant, catalogClasses)

@@ -6,24 +6,32 @@ import (
 	"time"
 
 	"vitrine/edge/replica"
+	"vitrine/edge/search/searchtest"
 	"vitrine/schema"
 )
 
 const (
 	benchProducts           = 20_000
 	benchVariantsPerProduct = 3
+	benchSeed               = 42
 )
 
 // benchCatalog returns the registry batch and one bootstrap batch of benchProducts products with
-// benchVariantsPerProduct variants each, ending with the log's head.
+// benchVariantsPerProduct variants each, ending with the log's head. Titles, descriptions,
+// categories and prices come from searchtest's synthetic catalog, so that the search index kept
+// beside the snapshot has realistic text to index.
 func benchCatalog() (reg, batch []*schema.Change) {
 	s := newSite(nil, replica.Config{})
 	reg = s.register(tenantEntry("shop", 0, schema.TenantActive))
 	w := s.log("shop")
+	docs := searchtest.Catalog(benchProducts, benchSeed)
 	batch = make([]*schema.Change, 0, benchProducts*(1+benchVariantsPerProduct)+1)
 	for i := int64(1); i <= benchProducts; i++ {
 		tx := w.begin()
+		d := docs[i-1]
 		p := product(i, fmt.Sprintf("product-%d", i), t0.Add(time.Duration(i)*time.Second))
+		p.Title, p.Description, p.CategoryIDs = d.Title, d.Description, d.CategoryIDs
+		p.Prices["USD"] = d.Price
 		p.Featured = i%50 == 0
 		tx.putProduct(nil, p)
 		for k := int64(0); k < benchVariantsPerProduct; k++ {
@@ -47,46 +55,88 @@ func BenchmarkApplyBootstrap(b *testing.B) {
 		feed(r, batch)
 		b.StopTimer()
 		tn := r.TenantBySlug("shop")
-		if !tn.Ready() || tn.Snapshot().ProductCount() != benchProducts {
-			b.Fatalf("bootstrap not applied: ready=%v products=%d", tn.Ready(), tn.Snapshot().ProductCount())
+		ix, _ := tn.Snapshot().SearchIndex()
+		if !tn.Ready() || tn.Snapshot().ProductCount() != benchProducts || ix.Len() != benchProducts {
+			b.Fatalf("bootstrap not applied: ready=%v products=%d indexed=%d", tn.Ready(), tn.Snapshot().ProductCount(), ix.Len())
 		}
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(len(batch)), "changes/op")
 }
 
+// BenchmarkApplyIncremental applies one single-product transaction per operation to a catalog of
+// benchProducts: "same" resends a product's stored state at a new version (nothing the search
+// index sees changes), "price" changes its price, "text" gives it another product's title and
+// description (every indexed word changes), "availability" changes one of its variants'
+// availability (the product's document changes through its variants).
 func BenchmarkApplyIncremental(b *testing.B) {
 	reg, batch := benchCatalog()
-	r := newReplica(replica.Config{})
-	r.Reset("e")
-	feed(r, reg, batch)
-	r.Checkpoint()
-	tn := r.TenantBySlug("shop")
-	version := tn.Version()
-	// The stored states of the products, to resend as updates at new versions.
-	data := make([][]byte, benchProducts+1)
-	for _, c := range batch {
-		if c.Kind == schema.KindProduct {
-			var id int
-			fmt.Sscan(c.ID, &id)
-			data[id] = c.Data
-		}
-	}
-	c := &schema.Change{Schema: schema.ChangeSchemaVersion, Log: "shop", Kind: schema.KindProduct, Vis: schema.Pub}
-	h := head("shop", 0)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		id := 1 + (i*7919)%benchProducts
-		version++
-		c.ID, c.Data = schema.IDString(int64(id)), data[id]
-		c.Version, c.TxnFirst, c.TxnLast = version, version, version
-		h.Version = version
-		r.Change(c)
-		r.Change(h)
-	}
-	b.StopTimer()
-	if tn.Version() != version {
-		b.Fatalf("Version() = %d, want %d", tn.Version(), version)
+	others := searchtest.Catalog(1000, benchSeed+1)
+	for _, kind := range []string{"same", "price", "text", "availability"} {
+		b.Run(kind, func(b *testing.B) {
+			r := newReplica(replica.Config{})
+			r.Reset("e")
+			feed(r, reg, batch)
+			r.Checkpoint()
+			tn := r.TenantBySlug("shop")
+			version := tn.Version()
+			// The stored states, to resend (changed or not) at new versions.
+			products := make([]*schema.Product, benchProducts+1)
+			for _, c := range batch {
+				if c.Kind == schema.KindProduct {
+					var id int
+					fmt.Sscan(c.ID, &id)
+					products[id] = tn.Snapshot().Product(schema.ProductID(id), replica.Public)
+				}
+			}
+			// Transactions prepared outside the timer: txns[0][k] changes product ids[k] (or all
+			// its variants), txns[1][k] restores it, and operations alternate between the two,
+			// so that every operation changes what its kind says.
+			const states = 64
+			var txns [2][states][]*schema.Change
+			for k := range states {
+				id := int64(1 + (k*7919)%benchProducts)
+				orig := *products[id]
+				changed := orig
+				switch kind {
+				case "price":
+					changed.Prices = schema.Prices{"USD": orig.Prices["USD"] + int64(k) + 1}
+				case "text":
+					o := others[k%len(others)]
+					changed.Title, changed.Description = o.Title, o.Description
+				}
+				if kind != "availability" {
+					txns[0][k] = []*schema.Change{chg("shop", schema.KindProduct, schema.IDString(id), schema.Pub, &changed, 0)}
+					txns[1][k] = []*schema.Change{chg("shop", schema.KindProduct, schema.IDString(id), schema.Pub, &orig, 0)}
+					continue
+				}
+				// Every variant out of stock, then back in stock: the product's best availability
+				// moves each time.
+				for j, avail := range []schema.Availability{schema.OutOfStock, schema.InStock} {
+					for v := int64(0); v < benchVariantsPerProduct; v++ {
+						vid := 1_000_000 + id*10 + v
+						txns[j][k] = append(txns[j][k], chg("shop", schema.KindVariant, schema.IDString(vid), schema.Pub, variant(vid, id, int(v), avail), 0))
+					}
+				}
+			}
+			h := head("shop", 0)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				tx := txns[(i/states)%2][i%states]
+				first := version + 1
+				for _, c := range tx {
+					version++
+					c.Version, c.TxnFirst, c.TxnLast = version, first, first+int64(len(tx))-1
+					r.Change(c)
+				}
+				h.Version = version
+				r.Change(h)
+			}
+			b.StopTimer()
+			if tn.Version() != version {
+				b.Fatalf("Version() = %d, want %d", tn.Version(), version)
+			}
+		})
 	}
 }

@@ -83,6 +83,11 @@ func TestCounters(t *testing.T) {
 			e.Name = "Renamed store"
 			return s.register(&e)
 		}, deltas{site: true}},
+		{"registry change of the default currency", func(s *site, tn *replica.Tenant) []*schema.Change {
+			e := *s.entries["shop"]
+			e.Currencies = []string{"EUR", "USD"}
+			return s.register(&e)
+		}, deltas{site: true, catalog: true}}, // the search index's prices are re-priced
 		{"registry change of another tenant", func(s *site, tn *replica.Tenant) []*schema.Change {
 			return s.register(tenantEntry("newco", 1, schema.TenantActive))
 		}, deltas{}},

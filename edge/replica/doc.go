@@ -8,7 +8,9 @@
 // A Replica holds a generation: the tenant registry and one Tenant per log. A Tenant's state is
 // an immutable Snapshot (persistent maps, so that a transaction changes a few paths instead of
 // copying the catalog) swapped atomically when a batch of changes is applied. Readers load the
-// current Snapshot and never lock.
+// current Snapshot and never lock. A Snapshot carries the search index of its public products
+// (package search), updated with the products and variants each batch changes, so the swap that
+// publishes a batch publishes its index too.
 //
 // Changes are buffered per log and applied at checkpoints: the log's head marker, and the
 // follower's "nothing pending" checkpoint. The relay ends every atomic batch of whole
@@ -25,6 +27,8 @@
 //   - A Tenant's version only grows, and a Snapshot of version N contains every change of its log
 //     up to N that the stream still holds.
 //   - Within a slot, a change is applied only if its version is above the slot's version.
+//   - A Snapshot's search index holds exactly its public, active products, priced in the currency
+//     SearchIndex names (the store's default; a new default re-prices it in a new Snapshot).
 //   - Apply and the Sink methods run on the follower's goroutine only. Everything readers touch
 //     (Snapshot pointers, versions, counters, the registry) is read atomically.
 //   - Counters used as cache dependencies are bumped after the Snapshot they describe is

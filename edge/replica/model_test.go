@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"vitrine/edge/replica"
+	"vitrine/edge/search"
 	"vitrine/schema"
 )
 
@@ -84,6 +86,9 @@ func (m *model) step(rng *rand.Rand, tx *txn) {
 		} else {
 			p = *old
 			p.Title = fmt.Sprintf("title %d", m.gen)
+			if rng.IntN(2) == 0 {
+				p.Prices = schema.Prices{"USD": int64(100 + rng.IntN(5000))}
+			}
 			if rng.IntN(3) == 0 {
 				p.Slug = fmt.Sprintf("p%d-%d", id, m.gen)
 			}
@@ -128,7 +133,7 @@ func (m *model) step(rng *rand.Rand, tx *txn) {
 			delete(m.variants, vid)
 			return
 		}
-		v := variant(vid, pid, rng.IntN(4), schema.InStock)
+		v := variant(vid, pid, rng.IntN(4), []schema.Availability{schema.InStock, schema.LowStock, schema.OutOfStock}[rng.IntN(3)])
 		var oldP *schema.Product
 		if old != nil {
 			oldP = p
@@ -208,6 +213,19 @@ func (m *model) check(t *testing.T, w *logWriter, sn *replica.Snapshot) {
 	}
 	if got := len(sn.Categories()); got != len(m.cats) {
 		t.Fatalf("version %d: %d categories, want %d", sn.Version, got, len(m.cats))
+	}
+	// The search index holds the document of every public product, made from the product and
+	// its public variants, and nothing else.
+	ix, cur := sn.SearchIndex()
+	if cur != "USD" || ix.Len() != len(want) {
+		t.Fatalf("version %d: search index of %d documents in %q, want %d in USD", sn.Version, ix.Len(), cur, len(want))
+	}
+	for _, p := range want {
+		d, ok := ix.Get(p.ID)
+		wantDoc := search.DocOf(p, m.variantsOf(int64(p.ID)), "USD")
+		if !ok || !reflect.DeepEqual(d, wantDoc) {
+			t.Fatalf("version %d: indexed document of product %d = %+v, want %+v", sn.Version, p.ID, d, wantDoc)
+		}
 	}
 }
 

@@ -258,6 +258,11 @@ func (r *Replica) applyRegistry(g *generation, p *Tenant, top int64) {
 		t := g.tenant(slug)
 		if prev := t.info.Load(); prev == nil || prev.Version != e.Version {
 			t.info.Store(e)
+			// Index prices are in the default currency: a new one re-prices the index (in a
+			// snapshot published before the counters move; see the package invariants).
+			if t.ready.Load() && t.reindex(e.DefaultCurrency()) {
+				t.gens[Catalog].Add(1)
+			}
 			t.gens[Site].Add(1)
 		}
 		reg.bySlug[slug] = t

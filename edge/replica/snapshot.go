@@ -10,6 +10,7 @@ import (
 
 	"github.com/benbjohnson/immutable"
 
+	"vitrine/edge/search"
 	"vitrine/schema"
 )
 
@@ -101,6 +102,11 @@ type Snapshot struct {
 	currencies *immutable.Map[string, slot[schema.Currency]]
 	posts      *immutable.Map[schema.PostID, slot[schema.Post]]
 	postOrder  *immutable.SortedMap[orderKey, schema.PostID] // public posts, newest first
+
+	// index is the search index of the public products of this snapshot (see index.go), with
+	// prices in indexCur (the store's default currency when the index was made).
+	index    *search.Index
+	indexCur string
 }
 
 func emptySnapshot() *Snapshot {
@@ -115,6 +121,7 @@ func emptySnapshot() *Snapshot {
 		currencies: immutable.NewMap[string, slot[schema.Currency]](stringHasher{}),
 		posts:      immutable.NewMap[schema.PostID, slot[schema.Post]](intHasher[schema.PostID]{}),
 		postOrder:  immutable.NewSortedMap[orderKey, schema.PostID](newestFirst{}),
+		index:      search.New(),
 	}
 }
 

@@ -141,6 +141,11 @@ func (t *Tenant) applyPending(top int64, errs func(c *schema.Change, err error))
 		return
 	}
 	s := b.snapshot()
+	cur := ""
+	if info := t.info.Load(); info != nil {
+		cur = info.DefaultCurrency()
+	}
+	s.index, s.indexCur = nextIndex(old, s, b.dirty.products, cur), cur
 	t.snap.Store(s)
 	t.lastApp = time.Now()
 	// Publish the snapshot first, then bump counters (see the package invariants).

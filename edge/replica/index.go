@@ -1,0 +1,95 @@
+package replica
+
+import (
+	"slices"
+
+	"vitrine/edge/search"
+	"vitrine/schema"
+)
+
+// The search index of a tenant's public products lives in its Snapshot: the pointer swap that
+// publishes a batch publishes the batch's index with it, so a reader holding a Snapshot holds the
+// index of exactly that Snapshot's products, prices and availabilities.
+//
+// A product's document depends on the product (title, description, categories, price in the
+// store's default currency, featured, creation date) and on its public variants (the best
+// availability). The builder marks a product dirty when its public slot or one of its public
+// variants changes, so the documents to redo are exactly the batch's dirty products.
+
+// SearchIndex returns the search index of the snapshot's public products and the currency its
+// prices are in: the store's default currency when the index was made ("" before the registry
+// named the store). A price filter or sort may use the index's prices only in that currency.
+func (s *Snapshot) SearchIndex() (*search.Index, string) { return s.index, s.indexCur }
+
+// nextIndex returns the index of s, the snapshot a batch that changed the products in changed
+// made from old: old's index updated with those products' documents, or a new one built over
+// every public product when old has none to update or its prices are in another currency.
+func nextIndex(old, s *Snapshot, changed map[schema.ProductID]bool, cur string) *search.Index {
+	if old.index == nil || old.indexCur != cur || old.index.Len() == 0 {
+		return buildIndex(s, cur)
+	}
+	if len(changed) == 0 {
+		return old.index
+	}
+	ids := make([]schema.ProductID, 0, len(changed))
+	for id := range changed {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids) // the same batch makes the same index, whatever the map order
+	var ups []*search.Doc
+	var dels []schema.ProductID
+	for _, id := range ids {
+		d := productDoc(s, id, cur)
+		if d == nil {
+			dels = append(dels, id)
+			continue
+		}
+		if prev, ok := old.index.Get(id); ok && sameDoc(prev, d) {
+			continue // a variant change that moved nothing the index knows
+		}
+		ups = append(ups, d)
+	}
+	return old.index.With(ups, dels)
+}
+
+// buildIndex indexes every public product of s in one pass.
+func buildIndex(s *Snapshot, cur string) *search.Index {
+	docs := make([]*search.Doc, 0, s.order.Len())
+	for it := s.order.Iterator(); !it.Done(); {
+		_, id, _ := it.Next()
+		if d := productDoc(s, id, cur); d != nil {
+			docs = append(docs, d)
+		}
+	}
+	return search.Build(docs)
+}
+
+// productDoc returns the document of a public, active product, or nil when the product is not
+// one (absent, deleted, or not active).
+func productDoc(s *Snapshot, id schema.ProductID, cur string) *search.Doc {
+	p := s.Product(id, Public)
+	if p == nil || !p.Public() {
+		return nil
+	}
+	return search.DocOf(p, s.Variants(id), cur)
+}
+
+func sameDoc(a, b *search.Doc) bool {
+	return a.ID == b.ID && a.Slug == b.Slug && a.Title == b.Title && a.Description == b.Description &&
+		slices.Equal(a.CategoryIDs, b.CategoryIDs) && a.Price == b.Price && a.Availability == b.Availability &&
+		a.Featured == b.Featured && a.CreatedAt.Equal(b.CreatedAt)
+}
+
+// reindex rebuilds the tenant's index when the store's default currency is no longer the one its
+// prices are in, and publishes it in a copy of the current snapshot (same version, same
+// entities). Follower goroutine only; the caller bumps the counters after.
+func (t *Tenant) reindex(cur string) bool {
+	old := t.snap.Load()
+	if old.indexCur == cur {
+		return false
+	}
+	s := *old
+	s.index, s.indexCur = buildIndex(&s, cur), cur
+	t.snap.Store(&s)
+	return true
+}
