@@ -117,6 +117,7 @@ func runDev(ctx context.Context, args []string) error {
 		return err
 	}
 	g.Go("origin", func() error { return osrv.Run(gctx, *originAddr) })
+	g.Go("maintenance", func() error { return osrv.Maintain(gctx) })
 	g.Go("edge", func() error { return esrv.Run(gctx, *edgeAddr) })
 	serveOps(gctx, *opsAddr, set, func() bool { return erep.Ready() && orep.Ready() }, log)
 

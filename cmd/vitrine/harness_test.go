@@ -95,6 +95,7 @@ type component struct {
 	fol    *feed.Follower
 	relay  *relay.Relay
 	edge   *edge.Server
+	origin *origin.Server
 	cancel context.CancelFunc
 	done   chan struct{}
 	cmd    *exec.Cmd
@@ -243,7 +244,7 @@ func (s *system) startOrigin() *component {
 	}
 	s.originAddr = ln.Addr().String()
 	hs := srv.HTTPServer()
-	c := &component{name: "origin", addr: s.originAddr, rep: rep, fol: fol, cancel: cancel, done: make(chan struct{})}
+	c := &component{name: "origin", addr: s.originAddr, rep: rep, fol: fol, origin: srv, cancel: cancel, done: make(chan struct{})}
 	go func() { hs.Serve(ln); close(c.done) }()
 	go func() { <-ctx.Done(); hs.Shutdown(); nc.Close() }()
 	s.origin = c

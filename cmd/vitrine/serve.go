@@ -143,6 +143,7 @@ func runOrigin(ctx context.Context, args []string) error {
 	observe(set, "origin", rep, fol, nil)
 	serveOps(gctx, *ops, set, rep.Ready, log)
 	g.Go("origin", func() error { return srv.Run(gctx, *addr) })
+	g.Go("maintenance", func() error { return srv.Maintain(gctx) })
 	log.Info("origin listening", "addr", *addr)
 	<-gctx.Done()
 	return g.Wait()

@@ -1,0 +1,50 @@
+package origin
+
+import (
+	"context"
+	"time"
+)
+
+// Maintenance intervals and ages.
+const (
+	maintainEvery = 30 * time.Second
+	// pendingOrderAge is how long an order may stay pending_payment before the sweeper voids its
+	// authorization and releases its reservation: far longer than any checkout request.
+	pendingOrderAge = 15 * time.Minute
+	throttleKeep    = time.Hour
+)
+
+// Maintain runs the origin's housekeeping until ctx ends: expired carts, checkouts abandoned
+// between reserving and settling, forgotten idempotency keys and old throttle windows. Every step
+// is idempotent and bounded per round, so several origins may run it at once.
+func (s *Server) Maintain(ctx context.Context) error {
+	t := time.NewTicker(maintainEvery)
+	defer t.Stop()
+	for {
+		s.maintainOnce(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+func (s *Server) maintainOnce(ctx context.Context) {
+	if n, err := s.db.DeleteExpiredCarts(ctx, 1000); err != nil {
+		s.log.Warn("maintenance: expired carts", "err", err)
+	} else if n > 0 {
+		s.log.Info("maintenance: deleted expired carts", "count", n)
+	}
+	if n, err := s.SweepPendingOrders(ctx, pendingOrderAge); err != nil {
+		s.log.Warn("maintenance: pending orders", "err", err)
+	} else if n > 0 {
+		s.log.Warn("maintenance: cancelled abandoned checkouts and released their reservations", "count", n)
+	}
+	if _, err := s.db.DeleteExpiredIdempotencyKeys(ctx, 1000); err != nil {
+		s.log.Warn("maintenance: idempotency keys", "err", err)
+	}
+	if err := s.db.DeleteOldThrottles(ctx, time.Now().Add(-throttleKeep)); err != nil {
+		s.log.Warn("maintenance: throttles", "err", err)
+	}
+}
