@@ -28,6 +28,7 @@ Usage:
   vitrine user create         create a staff user and print its application password
   vitrine user password       create a new application password for a user
   vitrine seed                fill an empty tenant with a demo catalog
+  vitrine import              import a Shopify product CSV export into a tenant's catalog
 
 Run "vitrine <command> -h" for a command's flags.
 `
@@ -80,6 +81,8 @@ func run(ctx context.Context, args []string) error {
 		}
 	case "seed":
 		return runSeed(ctx, rest)
+	case "import":
+		return runImport(ctx, rest)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return nil
