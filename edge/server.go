@@ -371,7 +371,11 @@ func (s *Server) read(ctx *fasthttp.RequestCtx, r *schema.Route) {
 	if iface == schema.CMS {
 		contentType = contentTypeCMS
 	}
-	e := cache.Build(ck, resp.Status, contentType, resp.Body, resp.Deps, 0, headers, pipeline.RouteIndex(r))
+	var expires int64
+	if !resp.Expires.IsZero() {
+		expires = resp.Expires.UnixNano()
+	}
+	e := cache.Build(ck, resp.Status, contentType, resp.Body, resp.Deps, expires, headers, pipeline.RouteIndex(r))
 	s.cache.Put(cache.Hash(ck), e)
 	s.alias(e, st.rawKey)
 	s.fills.Inc()

@@ -34,10 +34,11 @@ type throttle struct {
 
 // pricedLine is a cart line that is priced (in the totals).
 type pricedLine struct {
-	item   store.CartItem
-	src    store.LineSource
-	unit   int64
-	onSale bool
+	item    store.CartItem
+	src     store.LineSource
+	unit    int64        // what the line is charged per unit
+	regular schema.Money // the regular price, shown as compare_at during a sale
+	onSale  bool
 }
 
 // pricedCart is a cart priced at the origin from the database: its view, and what a checkout
@@ -114,6 +115,11 @@ func priceCart(ctx context.Context, tx *store.Tx, t *schema.Tenant, c *store.Car
 		return nil, err
 	}
 	pr := schema.Pricing{Currency: cur, Default: def}
+	now := tx.Now()
+	sales, err := tx.FlashSales(ctx, t, true)
+	if err != nil {
+		return nil, err
+	}
 	var in schema.TotalsInput
 	in.Currency = *cur
 	var subtotal int64
@@ -136,17 +142,21 @@ func priceCart(ctx context.Context, tx *store.Tx, t *schema.Tenant, c *store.Car
 			v.Issues = append(v.Issues, schema.CartIssue{Item: key, Code: "insufficient_stock", Available: &stock,
 				Message: "only " + strconv.FormatInt(stock, 10) + " of " + lineName(src) + " left in stock"})
 		}
-		pc.lines = append(pc.lines, pricedLine{item: it, src: src, unit: m.Amount})
-		in.Lines = append(in.Lines, schema.TotalsLine{Key: key, UnitPrice: m.Amount, Quantity: it.Quantity, Taxable: true})
-		if m.Amount > (schema.MaxMinorAmount-subtotal)/it.Quantity {
+		// A flash sale running now prices the line; the checkout reprices at its own instant.
+		line := pricedLine{item: it, src: src, unit: m.Amount, regular: m}
+		if bp, _ := schema.BestSale(sales, src.Product.ID, now); bp > 0 {
+			line.unit, line.onSale = schema.SalePrice(m.Amount, bp), true
+		}
+		pc.lines = append(pc.lines, line)
+		in.Lines = append(in.Lines, schema.TotalsLine{Key: key, UnitPrice: line.unit, Quantity: it.Quantity, Taxable: true})
+		if line.unit > (schema.MaxMinorAmount-subtotal)/it.Quantity {
 			return nil, schema.Invalid("quantity", "the cart's subtotal exceeds %d minor units", int64(schema.MaxMinorAmount))
 		}
-		subtotal += m.Amount * it.Quantity
+		subtotal += line.unit * it.Quantity
 	}
 
 	// Coupons, in the order they were added.
 	freeShipping := false
-	now := tx.Now()
 	for _, code := range c.Coupons {
 		cp, err := tx.Coupon(ctx, t, code)
 		if err != nil {
@@ -256,6 +266,10 @@ func priceCart(ctx context.Context, tx *store.Tx, t *schema.Tenant, c *store.Car
 			Quantity: l.item.Quantity, Subtotal: money(lt.Subtotal, cur), Discount: money(lt.Discount, cur), Tax: money(lt.Tax, cur),
 			Total: money(lt.Total, cur), Availability: sv.Availability, OnSale: l.onSale,
 		})
+		if l.onSale {
+			regular := l.regular
+			v.Items[len(v.Items)-1].CompareAt = &regular
+		}
 		v.ItemCount += l.item.Quantity
 	}
 	for _, cp := range pc.coupons {

@@ -12,16 +12,26 @@ const (
 	// authorization and releases its reservation: far longer than any checkout request.
 	pendingOrderAge = 15 * time.Minute
 	throttleKeep    = time.Hour
+	// statsEvery spaces social-proof refreshes: each aggregates a tenant's last 30 days of orders.
+	statsEvery = 5 * time.Minute
 )
 
 // Maintain runs the origin's housekeeping until ctx ends: expired carts, checkouts abandoned
-// between reserving and settling, forgotten idempotency keys and old throttle windows. Every step
+// between reserving and settling, forgotten idempotency keys, old throttle windows, and the
+// social-proof statistics (replicated only where a value changed). Every step
 // is idempotent and bounded per round, so several origins may run it at once.
 func (s *Server) Maintain(ctx context.Context) error {
 	t := time.NewTicker(maintainEvery)
 	defer t.Stop()
+	var lastStats time.Time
 	for {
 		s.maintainOnce(ctx)
+		if time.Since(lastStats) >= statsEvery {
+			if _, err := s.RefreshStats(ctx); err != nil {
+				s.log.Warn("maintenance: social proof", "err", err)
+			}
+			lastStats = time.Now()
+		}
 		select {
 		case <-ctx.Done():
 			return nil

@@ -30,14 +30,17 @@ type CategoryRef struct {
 
 // ProductView is the commerce interface's product.
 type ProductView struct {
-	ID          ProductID     `json:"id"`
-	Slug        string        `json:"slug"`
-	Title       string        `json:"title"`
-	Description *string       `json:"description,omitempty"`
-	Featured    bool          `json:"featured"`
-	Price       Money         `json:"price"`
-	Images      []Image       `json:"images"`
-	Categories  []CategoryRef `json:"categories"`
+	ID          ProductID `json:"id"`
+	Slug        string    `json:"slug"`
+	Title       string    `json:"title"`
+	Description *string   `json:"description,omitempty"`
+	Featured    bool      `json:"featured"`
+	Price       Money     `json:"price"`
+	// CompareAt is the regular price while a flash sale lowers Price, until SaleEndsAt.
+	CompareAt  *Money        `json:"compare_at,omitempty"`
+	SaleEndsAt *time.Time    `json:"sale_ends_at,omitempty"`
+	Images     []Image       `json:"images"`
+	Categories []CategoryRef `json:"categories"`
 	// Availability is the best availability of the product's variants.
 	Availability  Availability `json:"availability"`
 	VariantsCount int          `json:"variants_count"`
@@ -54,6 +57,8 @@ type VariantView struct {
 	Title        string       `json:"title"`
 	Options      []Option     `json:"options"`
 	Price        Money        `json:"price"`
+	CompareAt    *Money       `json:"compare_at,omitempty"`
+	SaleEndsAt   *time.Time   `json:"sale_ends_at,omitempty"`
 	Availability Availability `json:"availability"`
 	Position     int          `json:"position"`
 	Version      int64        `json:"version"`
@@ -102,6 +107,22 @@ type Pricing struct {
 	Currency *Currency
 	// Default is the store's default currency, the source of conversions.
 	Default *Currency
+	// Sales are the store's flash sales, and At the instant prices are shown at: a product
+	// covered by a sale running at At shows its sale price, with the regular one as compare_at.
+	Sales []*FlashSale
+	At    time.Time
+}
+
+// onSale applies the best flash sale running at pr.At for product p to m.
+func (pr Pricing) onSale(p ProductID, m Money) (Money, *Money, *time.Time) {
+	bp, ends := BestSale(pr.Sales, p, pr.At)
+	if bp == 0 {
+		return m, nil, nil
+	}
+	regular := m
+	m.Amount = SalePrice(m.Amount, bp)
+	m.Formatted = FormatMinor(m.Amount, pr.Currency.Exponent)
+	return m, &regular, &ends
 }
 
 // Price returns the amount of prices in the pricing's currency: the merchant's own price when set,
@@ -196,7 +217,6 @@ func RenderProduct(p *Product, vs []*Variant, cats func(CategoryID) *Category, p
 		Slug:          p.Slug,
 		Title:         p.Title,
 		Featured:      p.Featured,
-		Price:         pr.Price(p.Prices),
 		Images:        p.Images,
 		Categories:    make([]CategoryRef, 0, len(p.CategoryIDs)),
 		Availability:  BestAvailability(vs),
@@ -206,6 +226,7 @@ func RenderProduct(p *Product, vs []*Variant, cats func(CategoryID) *Category, p
 		UpdatedAt:     p.UpdatedAt,
 		Version:       p.Version,
 	}
+	v.Price, v.CompareAt, v.SaleEndsAt = pr.onSale(p.ID, pr.Price(p.Prices))
 	if v.Images == nil {
 		v.Images = []Image{}
 	}
@@ -227,10 +248,12 @@ func RenderVariant(v *Variant, p *Product, pr Pricing) VariantView {
 	if opts == nil {
 		opts = []Option{}
 	}
-	return VariantView{
-		ID: v.ID, SKU: v.SKU, Title: v.Title, Options: opts, Price: pr.VariantPrice(v, p),
+	vv := VariantView{
+		ID: v.ID, SKU: v.SKU, Title: v.Title, Options: opts,
 		Availability: v.Availability, Position: v.Position, Version: v.Version,
 	}
+	vv.Price, vv.CompareAt, vv.SaleEndsAt = pr.onSale(p.ID, pr.VariantPrice(v, p))
+	return vv
 }
 
 // BuildCategoryTree arranges categories as a forest ordered by position then name. A category

@@ -168,6 +168,29 @@ var Routes = []Route{
 	{Name: "customer.wishlist.add", Method: "POST", Interface: Commerce, Path: "/api/customer/wishlist", Server: AtOrigin},
 	{Name: "customer.wishlist.delete", Method: "DELETE", Interface: Commerce, Path: "/api/customer/wishlist/{product}", Server: AtOrigin},
 
+	// Commerce: merchandising. Public reads answered by edges from the replica (flash sales are
+	// applied to shown prices there); review submission and staff management at the origin. The
+	// social-proof route's {slug} segment takes the product id (a slug is accepted too): the
+	// router needs one capture name per position.
+	{Name: "flashsales.list", Method: "GET", Interface: Commerce, Path: "/api/flash-sales", Server: AtEdge},
+	{Name: "sections.list", Method: "GET", Interface: Commerce, Path: "/api/storefront/sections", Server: AtEdge},
+	{Name: "products.reviews", Method: "GET", Interface: Commerce, Path: "/api/products/{slug}/reviews", Server: AtEdge,
+		Args: []Arg{argPage, {Name: "per_page", Type: ArgInt, Default: "10", HasMin: true, Min: 1, HasMax: true, Max: MaxPerPage}}},
+	{Name: "products.socialproof", Method: "GET", Interface: Commerce, Path: "/api/products/{slug}/social-proof", Server: AtEdge},
+	{Name: "products.reviews.create", Method: "POST", Interface: Commerce, Path: "/api/products/{slug}/reviews", Server: AtOrigin},
+	{Name: "admin.flashsales.list", Method: "GET", Interface: Commerce, Path: "/api/admin/flash-sales", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog},
+	{Name: "admin.flashsales.create", Method: "POST", Interface: Commerce, Path: "/api/admin/flash-sales", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog},
+	{Name: "admin.flashsales.get", Method: "GET", Interface: Commerce, Path: "/api/admin/flash-sales/{id}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog},
+	{Name: "admin.flashsales.update", Method: "PUT", Interface: Commerce, Path: "/api/admin/flash-sales/{id}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog},
+	{Name: "admin.flashsales.delete", Method: "DELETE", Interface: Commerce, Path: "/api/admin/flash-sales/{id}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog},
+	{Name: "admin.sections.list", Method: "GET", Interface: Commerce, Path: "/api/admin/sections", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog},
+	{Name: "admin.sections.create", Method: "POST", Interface: Commerce, Path: "/api/admin/sections", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog},
+	{Name: "admin.sections.update", Method: "PUT", Interface: Commerce, Path: "/api/admin/sections/{id}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog},
+	{Name: "admin.sections.delete", Method: "DELETE", Interface: Commerce, Path: "/api/admin/sections/{id}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog},
+	{Name: "admin.reviews.list", Method: "GET", Interface: Commerce, Path: "/api/admin/reviews", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog,
+		Args: []Arg{argPage, argPerPage, {Name: "status", Type: ArgString, Enum: []string{"pending", "approved", "rejected"}}}},
+	{Name: "admin.reviews.moderate", Method: "POST", Interface: Commerce, Path: "/api/admin/reviews/{id}/moderate", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog},
+
 	// Commerce: staff catalog administration, answered by the origin.
 	{Name: "admin.products.list", Method: "GET", Interface: Commerce, Path: "/api/admin/products", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog,
 		Args: []Arg{argPage, argPerPage, {Name: "status", Type: ArgString, Enum: []string{"active", "draft", "archived"}}}},

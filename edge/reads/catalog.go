@@ -209,7 +209,7 @@ func productPage(req *Request, args *schema.Args, info *schema.Tenant, text stri
 		out.Data = append(out.Data, schema.RenderProduct(p, s.Variants(p.ID), s.Category, pr, info.BaseURL, false))
 	}
 	setPageLinks(&out.Next, &out.Prev, req, args, info, page, out.TotalPages, total)
-	return ok(out, d)
+	return priced(ok(out, d), pr)
 }
 
 // setPageLinks sets a Page's next and prev URLs: the route's path with the arguments the caller

@@ -48,6 +48,9 @@ type Response struct {
 	Headers [][2][]byte
 	// Deps validate a cached copy; nil when the response must not be cached.
 	Deps []cache.Dep
+	// Expires, when not zero, is the instant a cached copy stops being valid: the next start or
+	// end of a flash sale for bodies that show prices.
+	Expires time.Time
 	// Err is set for an error answer (Body is then empty; the transport renders Err).
 	Err error
 }
@@ -107,6 +110,14 @@ func Answer(req *Request) Response {
 		return categoriesList(req, info)
 	case "currencies.list":
 		return currenciesList(req, info)
+	case "flashsales.list":
+		return flashSales(req, info)
+	case "sections.list":
+		return sections(req)
+	case "products.reviews":
+		return productReviews(req, args)
+	case "products.socialproof":
+		return socialProof(req)
 	case "cms.posts.list":
 		return postsList(req, args, info)
 	case "cms.posts.get":
@@ -131,7 +142,7 @@ func pricing(s *replica.Snapshot, info *schema.Tenant, code string) (schema.Pric
 		def = &schema.Currency{Code: info.DefaultCurrency(), Exponent: 2, Rate: "1"}
 	}
 	if code == "" || code == def.Code {
-		return schema.Pricing{Currency: def, Default: def}, nil
+		return schema.Pricing{Currency: def, Default: def, Sales: s.FlashSales(), At: time.Now()}, nil
 	}
 	enabled := false
 	for _, c := range info.Currencies {
@@ -143,7 +154,13 @@ func pricing(s *replica.Snapshot, info *schema.Tenant, code string) (schema.Pric
 			Message: "currency " + strconv.Quote(code) + " is not enabled for this store",
 			Params:  map[string]string{"currency": "currency is not one of " + strings.Join(info.Currencies, ", ") + "."}}
 	}
-	return schema.Pricing{Currency: cur, Default: def}, nil
+	return schema.Pricing{Currency: cur, Default: def, Sales: s.FlashSales(), At: time.Now()}, nil
+}
+
+// priced sets the expiry of a response that shows prices of pr: the next sale transition.
+func priced(r Response, pr schema.Pricing) Response {
+	r.Expires = schema.NextSaleTransition(pr.Sales, pr.At)
+	return r
 }
 
 var catalogClasses = []replica.Class{replica.Catalog, replica.Taxonomy, replica.Currencies}
@@ -160,7 +177,7 @@ func productsFeatured(req *Request, args *schema.Args, info *schema.Tenant) Resp
 	for _, p := range items {
 		out.Data = append(out.Data, schema.RenderProduct(p, s.Variants(p.ID), s.Category, pr, info.BaseURL, false))
 	}
-	return ok(out, d)
+	return priced(ok(out, d), pr)
 }
 
 var productNotFound = &schema.Error{Code: schema.CodeNotFound, Message: "product not found"}
@@ -190,7 +207,7 @@ func productItem(req *Request, args *schema.Args, info *schema.Tenant) Response 
 	if err != nil {
 		return Response{Err: err}
 	}
-	return ok(schema.RenderProduct(p, s.Variants(p.ID), s.Category, pr, info.BaseURL, true), d)
+	return priced(ok(schema.RenderProduct(p, s.Variants(p.ID), s.Category, pr, info.BaseURL, true), d), pr)
 }
 
 func productVariants(req *Request, args *schema.Args, info *schema.Tenant) Response {
@@ -207,7 +224,7 @@ func productVariants(req *Request, args *schema.Args, info *schema.Tenant) Respo
 	for _, v := range vs {
 		out.Data = append(out.Data, schema.RenderVariant(v, p, pr))
 	}
-	return ok(out, d)
+	return priced(ok(out, d), pr)
 }
 
 func categoriesList(req *Request, info *schema.Tenant) Response {

@@ -274,5 +274,6 @@ func (s *Snapshot) Digest(log string, vis ...schema.Visibility) *schema.Digest {
 		id, sl, _ := it.Next()
 		add(schema.KindPost, schema.IDString(id), sl.pub, sl.priv, sl.pub != nil, sl.priv != nil)
 	}
+	s.digestMerch(add)
 	return d
 }

@@ -103,6 +103,9 @@ type Snapshot struct {
 	posts      *immutable.Map[schema.PostID, slot[schema.Post]]
 	postOrder  *immutable.SortedMap[orderKey, schema.PostID] // public posts, newest first
 
+	// merch is the merchandising state (merch.go).
+	merch merch
+
 	// index is the search index of the public products of this snapshot (see index.go), with
 	// prices in indexCur (the store's default currency when the index was made).
 	index    *search.Index
@@ -122,6 +125,7 @@ func emptySnapshot() *Snapshot {
 		posts:      immutable.NewMap[schema.PostID, slot[schema.Post]](intHasher[schema.PostID]{}),
 		postOrder:  immutable.NewSortedMap[orderKey, schema.PostID](newestFirst{}),
 		index:      search.New(),
+		merch:      emptyMerch(),
 	}
 }
 
@@ -195,6 +199,7 @@ type dirty struct {
 	catalog, taxonomy, currencies, posts bool
 	products                             map[schema.ProductID]bool
 	postItems                            map[schema.PostID]bool
+	merch                                merchDirty
 }
 
 func (d *dirty) product(id schema.ProductID) {
@@ -227,11 +232,12 @@ type builder struct {
 	currencies pmap[string, slot[schema.Currency]]
 	posts      pmap[schema.PostID, slot[schema.Post]]
 	postOrder  psorted[orderKey, schema.PostID]
+	merch      merch
 	dirty      dirty
 }
 
 func newBuilder(s *Snapshot) *builder {
-	b := &builder{version: s.Version, bytes: s.Bytes}
+	b := &builder{version: s.Version, bytes: s.Bytes, merch: s.merch}
 	if s.products.Len() == 0 && s.variants.Len() == 0 && s.posts.Len() == 0 && s.categories.Len() == 0 && s.currencies.Len() == 0 {
 		// A fresh log: fill in place, much cheaper than path copying each insert.
 		b.products.b = immutable.NewMapBuilder[schema.ProductID, slot[schema.Product]](intHasher[schema.ProductID]{})
@@ -254,7 +260,9 @@ func newBuilder(s *Snapshot) *builder {
 }
 
 func (b *builder) snapshot() *Snapshot {
+	b.finishMerch()
 	return &Snapshot{
+		merch:   b.merch,
 		Version: b.version, Bytes: b.bytes,
 		products: b.products.done(), slugs: b.slugs.done(), order: b.order.done(), featured: b.featured.done(),
 		variants: b.variants.done(), byProduct: b.byProduct.done(),
@@ -417,6 +425,10 @@ func (b *builder) apply(c *schema.Change) error {
 			}
 		}
 		b.dirty.post(id)
+	default:
+		if _, err := b.applyMerch(c); err != nil {
+			return err
+		}
 	}
 	if c.Version > b.version {
 		b.version = c.Version

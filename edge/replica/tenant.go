@@ -17,8 +17,10 @@ const (
 	Site       Class = iota // the registry entry
 	Catalog                 // product lists and featured products
 	Taxonomy                // categories (lists, and names embedded in products)
-	Currencies              // currencies (lists, and every rendered price)
+	Currencies              // every rendered price: currencies and flash sales
 	Posts                   // post lists
+	Sales                   // the flash sale list
+	Sections                // the storefront sections
 	numClasses
 )
 
@@ -137,7 +139,7 @@ func (t *Tenant) applyPending(top int64, errs func(c *schema.Change, err error))
 	}
 	clear(t.pending)
 	t.pending = t.pending[:0]
-	if b.version <= old.Version && len(b.dirty.products) == 0 && !b.dirty.taxonomy && !b.dirty.currencies && !b.dirty.posts && !b.dirty.catalog {
+	if b.version <= old.Version && len(b.dirty.products) == 0 && !b.dirty.taxonomy && !b.dirty.currencies && !b.dirty.posts && !b.dirty.catalog && !b.dirty.merch.any() {
 		return
 	}
 	s := b.snapshot()
@@ -167,6 +169,19 @@ func (t *Tenant) applyPending(top int64, errs func(c *schema.Change, err error))
 	}
 	for id := range d.postItems {
 		t.bumpItem(schema.KindPost, int64(id))
+	}
+	if d.merch.sales {
+		t.gens[Sales].Add(1)
+		t.gens[Currencies].Add(1)
+	}
+	if d.merch.sections {
+		t.gens[Sections].Add(1)
+	}
+	for id := range d.merch.reviews {
+		t.bumpItem(schema.KindReview, int64(id))
+	}
+	for id := range d.merch.stats {
+		t.bumpItem(schema.KindStats, int64(id))
 	}
 	t.advance(s.Version)
 }
