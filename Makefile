@@ -47,6 +47,12 @@ fuzz: check-go
 	$(GO) test ./edge/cache -run '^$$' -fuzz FuzzBody -fuzztime $(FUZZTIME)
 	$(GO) test ./edge/replica -run '^$$' -fuzz FuzzLookupHost -fuzztime $(FUZZTIME)
 	$(GO) test ./edge/reads -run '^$$' -fuzz FuzzCatalogArguments -fuzztime $(FUZZTIME)
+	$(GO) test ./schema -run '^$$' -fuzz FuzzComputeTotals -fuzztime $(FUZZTIME)
+	$(GO) test ./schema -run '^$$' -fuzz FuzzShopperInput -fuzztime $(FUZZTIME)
+	$(GO) test ./edge/pipeline -run '^$$' -fuzz FuzzClientAddr -fuzztime $(FUZZTIME)
+	$(GO) test ./edge/search -run '^$$' -fuzz FuzzSearch -fuzztime $(FUZZTIME)
+	$(GO) test ./origin/shopify -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME)
+	$(GO) test ./origin/shopify -run '^$$' -fuzz FuzzParseMinor -fuzztime $(FUZZTIME)
 
 clean:
 	rm -rf bin

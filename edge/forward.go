@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"vitrine/edge/pipeline"
 )
 
 // HeaderEdgeAuth carries the edge secret on forwarded requests. The origin trusts
@@ -84,7 +87,7 @@ func neverSent(err error) bool {
 // forward sends ctx.Request to the origin and fills ctx.Response with its answer. The request's
 // method, path, query, body and end-to-end headers are preserved; hop-by-hop headers are
 // stripped both ways; X-Forwarded-For gains the client's address.
-func (f *forwarder) forward(ctx *fasthttp.RequestCtx, requestID []byte, tenant string) error {
+func (f *forwarder) forward(ctx *fasthttp.RequestCtx, requestID []byte, tenant string, client netip.Addr) error {
 	req := &ctx.Request
 	stripHopByHop(&req.Header)
 	// The origin resolves the same tenant from the same registry; naming it spares the origin a
@@ -101,6 +104,9 @@ func (f *forwarder) forward(ctx *fasthttp.RequestCtx, requestID []byte, tenant s
 	} else {
 		req.Header.Set("X-Forwarded-Proto", "http")
 	}
+	// The client address as this edge resolved it, through its trusted proxies; a value the
+	// client sent is overwritten.
+	req.Header.Set(pipeline.HeaderClientIP, client.String())
 	req.Header.Del(HeaderEdgeAuth)
 	if len(f.secret) > 0 {
 		req.Header.SetBytesV(HeaderEdgeAuth, f.secret)

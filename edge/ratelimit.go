@@ -1,23 +1,29 @@
 package edge
 
 import (
-	"net"
+	"net/netip"
 	"sync"
 	"time"
 )
 
-// limiter is a per-IP token bucket: each address may spend Limit requests per minute, refilled
-// continuously, with a burst of Limit. It is sharded to keep lock contention low, and bounded: it
-// tracks at most maxKeys addresses, forgetting idle ones.
+// limiter is a token bucket per client address and tenant: each address may spend a tenant's
+// limit of requests per minute on that tenant, refilled continuously, with a burst of the limit;
+// its use of one store does not count against another. It is sharded to keep lock contention
+// low, and bounded: it tracks at most maxKeys buckets, forgetting idle ones.
 type limiter struct {
-	perMinute float64
-	shards    [64]limiterShard
-	maxPer    int
+	shards [64]limiterShard
+	maxPer int
 }
 
 type limiterShard struct {
 	mu      sync.Mutex
-	buckets map[[16]byte]*bucket
+	buckets map[limitKey]*bucket
+}
+
+// limitKey names a bucket. The tenant slug is the replica's own string: no allocation.
+type limitKey struct {
+	addr   [16]byte
+	tenant string
 }
 
 type bucket struct {
@@ -25,23 +31,27 @@ type bucket struct {
 	last   int64 // unix nanoseconds of the last refill
 }
 
-func newLimiter(perMinute int, maxKeys int) *limiter {
-	l := &limiter{perMinute: float64(perMinute), maxPer: max(maxKeys/64, 16)}
+func newLimiter(maxKeys int) *limiter {
+	l := &limiter{maxPer: max(maxKeys/64, 16)}
 	for i := range l.shards {
-		l.shards[i].buckets = map[[16]byte]*bucket{}
+		l.shards[i].buckets = map[limitKey]*bucket{}
 	}
 	return l
 }
 
-// allow spends one token of ip's bucket at now. It returns whether the request may proceed, the
-// tokens left, and the seconds until a token is available when it may not. A new address
-// allocates its bucket once; after that allow does not allocate.
-func (l *limiter) allow(ip net.IP, now int64) (ok bool, remaining int, retryAfter int) {
-	var key [16]byte
-	copy(key[:], ip.To16())
+// allow spends one token of the bucket of addr at tenant, whose limit is perMinute, at now. It
+// returns whether the request may proceed, the tokens left, and the seconds until a token is
+// available when it may not (else until the bucket is full again). A new bucket is allocated
+// once; after that allow does not allocate.
+func (l *limiter) allow(addr netip.Addr, tenant string, perMinute int, now int64) (ok bool, remaining int, reset int) {
+	key := limitKey{addr: addr.As16(), tenant: tenant}
+	limit := float64(perMinute)
 	h := uint32(2166136261)
-	for _, b := range key {
+	for _, b := range key.addr {
 		h = (h ^ uint32(b)) * 16777619
+	}
+	for i := 0; i < len(tenant); i++ {
+		h = (h ^ uint32(tenant[i])) * 16777619
 	}
 	s := &l.shards[h%uint32(len(l.shards))]
 	s.mu.Lock()
@@ -51,18 +61,18 @@ func (l *limiter) allow(ip net.IP, now int64) (ok bool, remaining int, retryAfte
 		if len(s.buckets) >= l.maxPer {
 			l.evict(s, now)
 		}
-		b = &bucket{tokens: l.perMinute, last: now}
+		b = &bucket{tokens: limit, last: now}
 		s.buckets[key] = b
 	}
 	elapsed := float64(now-b.last) / float64(time.Minute)
-	b.tokens = min(l.perMinute, b.tokens+elapsed*l.perMinute)
+	b.tokens = min(limit, b.tokens+elapsed*limit)
 	b.last = now
 	if b.tokens < 1 {
-		wait := (1 - b.tokens) / l.perMinute * 60
+		wait := (1 - b.tokens) / limit * 60
 		return false, 0, int(wait) + 1
 	}
 	b.tokens--
-	return true, int(b.tokens), 0
+	return true, int(b.tokens), int((limit - b.tokens) / limit * 60)
 }
 
 // evict forgets the buckets of idle addresses (a full minute without requests: their bucket

@@ -31,6 +31,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"net/netip"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -53,8 +54,12 @@ type Config struct {
 	EdgeSecret string
 	// CacheBytes is the rendered cache's budget (default 256 MiB; negative disables the cache).
 	CacheBytes int64
-	// RateLimit is requests per minute per client IP (default 6000; negative disables).
+	// RateLimit is requests per minute per client address and tenant (default 6000; negative
+	// disables rate limiting). A tenant's own rate_limit, when set, replaces it for that tenant.
 	RateLimit int
+	// TrustedProxies are the networks of proxies in front of the edge (load balancers, a CDN)
+	// whose X-Forwarded-For is believed to find the client address. Empty: the peer is the client.
+	TrustedProxies []netip.Prefix
 	// WriteWait bounds how long a forwarded write's response is held for the edge to apply its
 	// version (default 100ms).
 	WriteWait time.Duration
@@ -134,7 +139,7 @@ func New(cfg Config, rep *replica.Replica) (*Server, error) {
 		}
 	}
 	if cfg.RateLimit > 0 {
-		s.lim = newLimiter(cfg.RateLimit, 1<<20)
+		s.lim = newLimiter(1 << 20)
 	}
 	s.router = pipeline.NewRouter(schema.Routes, func(r *schema.Route) pipeline.Handler {
 		if r.Server != schema.AtEdge {
@@ -236,7 +241,7 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	pipeline.CORS(&ctx.Response.Header, iface, hs.Origin)
-	if !s.rateLimit(ctx, iface) {
+	if !s.rateLimit(ctx, iface, t) {
 		return
 	}
 	if !t.Ready() {
@@ -480,20 +485,25 @@ func (s *Server) setReplicaVersion(ctx *fasthttp.RequestCtx, t *replica.Tenant) 
 	ctx.Response.Header.SetCanonical(headerReplicaVersion, strconv.AppendInt(b[:0], t.Version(), 10))
 }
 
-// rateLimit spends a token of the client's bucket; when none is left it answers 429.
-func (s *Server) rateLimit(ctx *fasthttp.RequestCtx, iface schema.Interface) bool {
+// rateLimit spends a token of the client's bucket at tenant t; when none is left it answers 429.
+// Every answer carries RateLimit-Limit, -Remaining and -Reset (seconds).
+func (s *Server) rateLimit(ctx *fasthttp.RequestCtx, iface schema.Interface, t *replica.Tenant) bool {
 	if s.lim == nil {
 		return true
 	}
-	ok, remaining, retry := s.lim.allow(ctx.RemoteIP(), ctx.Time().UnixNano())
+	limit := s.cfg.RateLimit
+	if info := t.Info(); info != nil && info.RateLimit > 0 {
+		limit = info.RateLimit
+	}
+	ok, remaining, retry := s.lim.allow(pipeline.ClientAddr(ctx, s.cfg.TrustedProxies), t.Slug, limit, ctx.Time().UnixNano())
 	var b [20]byte
 	h := &ctx.Response.Header
-	h.SetCanonical(keyRateLimit, strconv.AppendInt(b[:0], int64(s.cfg.RateLimit), 10))
+	h.SetCanonical(keyRateLimit, strconv.AppendInt(b[:0], int64(limit), 10))
 	h.SetCanonical(keyRateRemaining, strconv.AppendInt(b[:0], int64(remaining), 10))
+	h.SetCanonical(keyRateReset, strconv.AppendInt(b[:0], int64(retry), 10))
 	if ok {
 		return true
 	}
-	h.SetCanonical(keyRateReset, strconv.AppendInt(b[:0], int64(retry), 10))
 	pipeline.WriteError(ctx, iface, &schema.Error{Code: schema.CodeRateLimited, CMSCode: "rest_rate_limited",
 		Message: "Too many requests; retry later", RetryAfter: retry})
 	s.http.Count(pipeline.RouteNotFound, 429)
@@ -554,7 +564,7 @@ func (s *Server) behind(ctx *fasthttp.RequestCtx, iface schema.Interface, t *rep
 func (s *Server) forward(ctx *fasthttp.RequestCtx, iface schema.Interface, t *replica.Tenant, rid []byte) {
 	s.forwarded.Inc()
 	id := bytes.Clone(rid)
-	err := s.fwd.forward(ctx, id, t.Slug)
+	err := s.fwd.forward(ctx, id, t.Slug, pipeline.ClientAddr(ctx, s.cfg.TrustedProxies))
 	ctx.Response.Header.Set(pipeline.HeaderRequestID, string(id))
 	if err != nil {
 		s.forwardErrors.Inc()

@@ -82,3 +82,25 @@ func TestOrderReference(t *testing.T) {
 		}
 	}
 }
+
+// FuzzShopperInput: order references, cart sessions and section contents come from anyone; their
+// decoders never panic, and what they accept is canonical (normalising it again changes nothing).
+func FuzzShopperInput(f *testing.F) {
+	for _, s := range []string{"7kqf-3m9x-a2bd-hx4p", "OKQF3M9XA2BDHX4l", "", "{}", `{"b":1,"a":[1,2]}`, "AAAAAAAAAAAAAAAAAAAAAAAA"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if ref, ok := schema.NormalizeOrderReference(s); ok {
+			if again, ok2 := schema.NormalizeOrderReference(ref); !ok2 || again != ref || len(ref) != schema.ReferenceLen {
+				t.Fatalf("reference %q normalises to %q, then %q", s, ref, again)
+			}
+		}
+		_ = schema.ValidateCartSession(s)
+		if norm, err := schema.NormalizeJSONObject([]byte(s)); err == nil {
+			again, err := schema.NormalizeJSONObject(norm)
+			if err != nil || string(again) != string(norm) {
+				t.Fatalf("content %q normalises to %s, then %s (%v)", s, norm, again, err)
+			}
+		}
+	})
+}

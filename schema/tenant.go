@@ -36,10 +36,13 @@ type Tenant struct {
 	// Timezone is an IANA name; CMS dates are rendered in it.
 	Timezone string `json:"timezone"`
 	// Currencies are the enabled currency codes; the first is the store's default.
-	Currencies []string  `json:"currencies"`
-	CreatedAt  time.Time `json:"created_at"`
-	UpdatedAt  time.Time `json:"updated_at"`
-	Version    int64     `json:"version"`
+	Currencies []string `json:"currencies"`
+	// RateLimit is the requests per minute each client address may make to the store's public
+	// routes on an edge; 0 uses the edge's default.
+	RateLimit int       `json:"rate_limit,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	Version   int64     `json:"version"`
 }
 
 // DefaultCurrency returns the store's default currency code, or "" when none is enabled.
@@ -59,6 +62,9 @@ func (t *Tenant) HasCurrency(code string) bool {
 	}
 	return false
 }
+
+// MaxTenantRateLimit bounds a tenant's per-address rate limit (requests per minute).
+const MaxTenantRateLimit = 1_000_000
 
 // MaxShard bounds shard numbers so that they fit a subject token and a small edge filter list.
 const MaxShard = 1023
@@ -121,6 +127,9 @@ func ValidateTenant(t *Tenant) error {
 	}
 	if len(t.Currencies) == 0 {
 		return Invalid("currencies", "at least one currency must be enabled")
+	}
+	if t.RateLimit < 0 || t.RateLimit > MaxTenantRateLimit {
+		return Invalid("rate_limit", "rate_limit must be between 0 (the edge default) and %d requests per minute", int64(MaxTenantRateLimit))
 	}
 	seen := map[string]bool{}
 	for _, c := range t.Currencies {

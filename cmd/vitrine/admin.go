@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -94,6 +95,55 @@ func runTenantCreate(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Printf("tenant %s created (id %s, shard %d)\n", t.Slug, t.ID, t.Shard)
+	return nil
+}
+
+// runTenantUpdate changes a tenant's settings: only the flags given are applied.
+func runTenantUpdate(ctx context.Context, args []string) error {
+	f := newFlags("tenant update")
+	c := f.common()
+	slug := f.FlagSet.String("slug", "", "tenant slug (required)")
+	name := f.FlagSet.String("name", "", "store name")
+	base := f.FlagSet.String("base-url", "", "canonical base URL of the store's API")
+	domains := f.FlagSet.String("domains", "", "comma-separated custom host names (replaces the list)")
+	currencies := f.FlagSet.String("currencies", "", "comma-separated currency codes, the default first (replaces the list)")
+	rateLimit := f.FlagSet.Int("rate-limit", 0, "requests per minute per client address on the store's public routes (0: the edge default)")
+	status := f.FlagSet.String("status", "", "active or suspended")
+	if err := f.Parse(args); err != nil {
+		return err
+	}
+	given := map[string]bool{}
+	f.FlagSet.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	db, err := c.openDB(ctx, false, store.Config{})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	t, err := db.UpdateTenant(ctx, *slug, func(t *schema.Tenant) error {
+		if given["name"] {
+			t.Name = *name
+		}
+		if given["base-url"] {
+			t.BaseURL = *base
+		}
+		if given["domains"] {
+			t.Domains = splitList(*domains)
+		}
+		if given["currencies"] {
+			t.Currencies = splitList(*currencies)
+		}
+		if given["rate-limit"] {
+			t.RateLimit = *rateLimit
+		}
+		if given["status"] {
+			t.Status = schema.TenantStatus(*status)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("tenant %s updated (version %d, rate limit %d/min)\n", t.Slug, t.Version, t.RateLimit)
 	return nil
 }
 

@@ -25,6 +25,7 @@ Usage:
   vitrine migrate             create the database if needed and apply migrations
   vitrine replica rebuild     republish the state stream from the database
   vitrine tenant create       register a tenant
+  vitrine tenant update       change a tenant's name, domains, currencies, status or rate limit
   vitrine user create         create a staff user and print its application password
   vitrine user password       create a new application password for a user
   vitrine seed                fill an empty tenant with a demo catalog
@@ -71,6 +72,9 @@ func run(ctx context.Context, args []string) error {
 	case "tenant":
 		if len(rest) > 0 && rest[0] == "create" {
 			return runTenantCreate(ctx, rest[1:])
+		}
+		if len(rest) > 0 && rest[0] == "update" {
+			return runTenantUpdate(ctx, rest[1:])
 		}
 	case "user":
 		if len(rest) > 0 && rest[0] == "create" {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -185,9 +187,9 @@ func runRelay(ctx context.Context, args []string) error {
 
 // edgeFlags are the flags of an edge, shared by `vitrine edge` and `vitrine dev`.
 type edgeFlags struct {
-	shards, platformDomain, edgeSecret *string
-	cacheBytes                         *int64
-	rateLimit                          *int
+	shards, platformDomain, edgeSecret, trustedProxies *string
+	cacheBytes                                         *int64
+	rateLimit                                          *int
 }
 
 func (f flags) edge() edgeFlags {
@@ -196,8 +198,30 @@ func (f flags) edge() edgeFlags {
 		platformDomain: f.String("platform-domain", "VITRINE_PLATFORM_DOMAIN", "localhost", "tenants resolve as <slug>.<platform-domain>"),
 		edgeSecret:     f.String("edge-secret", "VITRINE_EDGE_SECRET", "", "secret presented to the origin on forwarded requests"),
 		cacheBytes:     f.Int64("cache-bytes", "VITRINE_CACHE_BYTES", 256<<20, "rendered cache budget in bytes (negative disables the cache)"),
-		rateLimit:      f.Int("rate-limit", "VITRINE_RATE_LIMIT", 6000, "requests per minute per client IP (negative disables)"),
+		rateLimit:      f.Int("rate-limit", "VITRINE_RATE_LIMIT", 6000, "default requests per minute per client address and store (negative disables; a store's rate_limit overrides)"),
+		trustedProxies: f.String("trusted-proxies", "VITRINE_TRUSTED_PROXIES", "", "comma-separated CIDRs of proxies in front of the edge whose X-Forwarded-For is believed"),
 	}
+}
+
+// parsePrefixes parses a comma-separated list of CIDRs (a bare address is a single host).
+func parsePrefixes(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, p := range splitList(s) {
+		if !strings.Contains(p, "/") {
+			a, err := netip.ParseAddr(p)
+			if err != nil {
+				return nil, fmt.Errorf("trusted proxy %q: %w", p, err)
+			}
+			out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+			continue
+		}
+		pf, err := netip.ParsePrefix(p)
+		if err != nil {
+			return nil, fmt.Errorf("trusted proxy %q: %w", p, err)
+		}
+		out = append(out, pf.Masked())
+	}
+	return out, nil
 }
 
 func startEdge(g *group, ctx context.Context, ef edgeFlags, originURL string, nc *nats.Conn, fc feed.Config, set *metrics.Set, log *slog.Logger) (*edge.Server, *replica.Replica, error) {
@@ -209,8 +233,12 @@ func startEdge(g *group, ctx context.Context, ef edgeFlags, originURL string, nc
 	if err != nil {
 		return nil, nil, err
 	}
+	proxies, err := parsePrefixes(*ef.trustedProxies)
+	if err != nil {
+		return nil, nil, err
+	}
 	srv, err := edge.New(edge.Config{Origin: originURL, EdgeSecret: *ef.edgeSecret, CacheBytes: *ef.cacheBytes,
-		RateLimit: *ef.rateLimit, Logger: log, Metrics: set}, rep)
+		RateLimit: *ef.rateLimit, TrustedProxies: proxies, Logger: log, Metrics: set}, rep)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -20,6 +20,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -168,10 +169,19 @@ func IsAnonymous(ctx *fasthttp.RequestCtx) bool {
 	return len(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization)) == 0 && len(ctx.Request.Header.Peek(fasthttp.HeaderCookie)) == 0
 }
 
+// HeaderClientIP carries, from an edge to the origin, the client address the edge resolved
+// (through its trusted proxies). The origin believes it only on requests with the edge secret;
+// edges overwrite whatever a client sent.
+const HeaderClientIP = "Vitrine-Client-IP"
+
 // ClientIP returns the client address of a request: the connection's peer, or, when the peer is
-// trusted (an authenticated edge), the last address of X-Forwarded-For.
+// trusted (an authenticated edge), the address the edge resolved (Vitrine-Client-IP), else the
+// last address of X-Forwarded-For.
 func ClientIP(ctx *fasthttp.RequestCtx, trustForwarded bool) []byte {
 	if trustForwarded {
+		if ip := bytes.TrimSpace(ctx.Request.Header.Peek(HeaderClientIP)); len(ip) > 0 {
+			return ip
+		}
 		if xff := ctx.Request.Header.Peek(fasthttp.HeaderXForwardedFor); len(xff) > 0 {
 			if i := bytes.LastIndexByte(xff, ','); i >= 0 {
 				xff = xff[i+1:]
@@ -180,6 +190,48 @@ func ClientIP(ctx *fasthttp.RequestCtx, trustForwarded bool) []byte {
 		}
 	}
 	return []byte(ctx.RemoteIP().String())
+}
+
+// ClientAddr returns the address of the client of a request reaching an edge: the connection's
+// peer, or, when the peer is one of the trusted proxies (a load balancer, a CDN), the rightmost
+// address of X-Forwarded-For that is not itself a trusted proxy. Addresses left of it were
+// written by the client and are never believed; a malformed entry stops the walk at the last
+// trusted hop.
+func ClientAddr(ctx *fasthttp.RequestCtx, trusted []netip.Prefix) netip.Addr {
+	peer, _ := netip.AddrFromSlice(ctx.RemoteIP())
+	peer = peer.Unmap()
+	if len(trusted) == 0 || !inPrefixes(peer, trusted) {
+		return peer
+	}
+	xff := ctx.Request.Header.Peek(fasthttp.HeaderXForwardedFor)
+	for len(xff) > 0 {
+		i := bytes.LastIndexByte(xff, ',')
+		part := bytes.TrimSpace(xff[i+1:])
+		if i < 0 {
+			xff = nil
+		} else {
+			xff = xff[:i]
+		}
+		a, err := netip.ParseAddr(string(part))
+		if err != nil {
+			return peer
+		}
+		a = a.Unmap()
+		if !inPrefixes(a, trusted) {
+			return a
+		}
+		peer = a
+	}
+	return peer
+}
+
+func inPrefixes(a netip.Addr, ps []netip.Prefix) bool {
+	for _, p := range ps {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
 }
 
 // FastHTTPLogger adapts a slog.Logger to fasthttp's logger interface, so that fasthttp's own
