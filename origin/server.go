@@ -129,6 +129,7 @@ func New(cfg Config, db *store.DB, rep *replica.Replica) *Server {
 	s.cmsHandlers()
 	s.cartHandlers()
 	s.customerHandlers()
+	s.postPurchaseHandlers()
 	s.merchHandlers()
 	s.router = pipeline.NewRouter(schema.Routes, func(r *schema.Route) pipeline.Handler {
 		if r.Server == schema.AtEdge {

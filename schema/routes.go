@@ -152,6 +152,40 @@ var Routes = []Route{
 	{Name: "cart.giftcard.remove", Method: "DELETE", Interface: Commerce, Path: "/api/cart/gift-card/{last4}", Server: AtOrigin},
 	{Name: "checkout", Method: "POST", Interface: Commerce, Path: "/api/checkout", Server: AtOrigin},
 
+	// Commerce: post-purchase, answered by the origin. Tracking and returns prove ownership of
+	// the order with its email (X-Order-Email, or email in the query or body) or its customer's
+	// Bearer token; newsletter and contact forms are public. Staff administer returns, customer
+	// messages and what checkout applies (coupons, gift cards, shipping methods, tax and
+	// lifetimes) with manage_commerce. See origin/tracking.go, returns.go, messages.go and
+	// admin_commerce.go.
+	{Name: "tracking", Method: "GET", Interface: Commerce, Path: "/api/tracking/{reference}", Server: AtOrigin},
+	{Name: "orders.return", Method: "POST", Interface: Commerce, Path: "/api/orders/{reference}/return", Server: AtOrigin},
+	{Name: "newsletter.subscribe", Method: "POST", Interface: Commerce, Path: "/api/newsletter/subscribe", Server: AtOrigin},
+	{Name: "contact", Method: "POST", Interface: Commerce, Path: "/api/contact", Server: AtOrigin},
+	{Name: "admin.returns.list", Method: "GET", Interface: Commerce, Path: "/api/admin/returns", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCommerce,
+		Args: []Arg{argPage, argPerPage, {Name: "status", Type: ArgString, Enum: []string{"submitted", "approved", "declined", "received", "refunded"}}}},
+	{Name: "admin.returns.get", Method: "GET", Interface: Commerce, Path: "/api/admin/returns/{id}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCommerce},
+	{Name: "admin.returns.transition", Method: "POST", Interface: Commerce, Path: "/api/admin/returns/{id}/transition", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCommerce},
+	{Name: "admin.newsletter.list", Method: "GET", Interface: Commerce, Path: "/api/admin/newsletter/subscribers", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCommerce,
+		Args: []Arg{argPage, argPerPage}},
+	{Name: "admin.contact.list", Method: "GET", Interface: Commerce, Path: "/api/admin/contact-messages", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCommerce,
+		Args: []Arg{argPage, argPerPage, {Name: "status", Type: ArgString, Enum: []string{"open", "handled"}}}},
+	{Name: "admin.contact.update", Method: "PATCH", Interface: Commerce, Path: "/api/admin/contact-messages/{id}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCommerce},
+	{Name: "admin.coupons.list", Method: "GET", Interface: Commerce, Path: "/api/admin/coupons", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCommerce},
+	{Name: "admin.coupons.get", Method: "GET", Interface: Commerce, Path: "/api/admin/coupons/{code}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCommerce},
+	{Name: "admin.coupons.put", Method: "PUT", Interface: Commerce, Path: "/api/admin/coupons/{code}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCommerce},
+	{Name: "admin.coupons.delete", Method: "DELETE", Interface: Commerce, Path: "/api/admin/coupons/{code}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCommerce},
+	{Name: "admin.giftcards.list", Method: "GET", Interface: Commerce, Path: "/api/admin/gift-cards", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCommerce,
+		Args: []Arg{argPage, argPerPage, {Name: "last4", Type: ArgString}}},
+	{Name: "admin.giftcards.create", Method: "POST", Interface: Commerce, Path: "/api/admin/gift-cards", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCommerce},
+	{Name: "admin.giftcards.get", Method: "GET", Interface: Commerce, Path: "/api/admin/gift-cards/{id}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCommerce},
+	{Name: "admin.giftcards.update", Method: "PATCH", Interface: Commerce, Path: "/api/admin/gift-cards/{id}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCommerce},
+	{Name: "admin.shipping.list", Method: "GET", Interface: Commerce, Path: "/api/admin/shipping-methods", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCommerce},
+	{Name: "admin.shipping.put", Method: "PUT", Interface: Commerce, Path: "/api/admin/shipping-methods/{code}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCommerce},
+	{Name: "admin.shipping.delete", Method: "DELETE", Interface: Commerce, Path: "/api/admin/shipping-methods/{code}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCommerce},
+	{Name: "admin.settings.get", Method: "GET", Interface: Commerce, Path: "/api/admin/settings", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCommerce},
+	{Name: "admin.settings.put", Method: "PUT", Interface: Commerce, Path: "/api/admin/settings", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCommerce},
+
 	// Commerce: customer accounts, forwarded to the origin. Every route but register and login
 	// takes the session token as Authorization: Bearer.
 	{Name: "customer.register", Method: "POST", Interface: Commerce, Path: "/api/customer/register", Server: AtOrigin},

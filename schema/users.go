@@ -45,6 +45,10 @@ const (
 	CapManageOptions        Capability = "manage_options"
 	// CapManageCatalog lets a user write products, variants, categories and currencies.
 	CapManageCatalog Capability = "manage_catalog"
+	// CapManageCommerce lets a user run what happens around orders: returns, customer messages
+	// and newsletter subscribers (customer data), and what checkout applies (coupons, gift
+	// cards, shipping methods, tax and lifetimes).
+	CapManageCommerce Capability = "manage_commerce"
 )
 
 var roleCaps = func() map[Role]map[Capability]bool {
@@ -59,7 +63,7 @@ var roleCaps = func() map[Role]map[Capability]bool {
 	author := append(append([]Capability{}, contributor...), CapUploadFiles, CapEditPublishedPosts, CapPublishPosts, CapDeletePublishedPosts)
 	editor := append(append([]Capability{}, author...), CapEditOthersPosts, CapDeleteOthersPosts, CapReadPrivatePosts,
 		CapEditPrivatePosts, CapDeletePrivatePosts, CapManageCategories)
-	shop := append(append([]Capability{}, editor...), CapManageCatalog, CapListUsers)
+	shop := append(append([]Capability{}, editor...), CapManageCatalog, CapManageCommerce, CapListUsers)
 	admin := append(append([]Capability{}, shop...), CapEditThemeOptions, CapCreateUsers, CapEditUsers, CapManageOptions)
 	return map[Role]map[Capability]bool{
 		RoleSubscriber:    set(CapRead),

@@ -512,7 +512,7 @@ var allCaps = []schema.Capability{
 	schema.CapPublishPosts, schema.CapDeletePosts, schema.CapDeleteOthersPosts, schema.CapDeletePublishedPosts,
 	schema.CapReadPrivatePosts, schema.CapEditPrivatePosts, schema.CapDeletePrivatePosts, schema.CapUploadFiles,
 	schema.CapManageCategories, schema.CapEditThemeOptions, schema.CapListUsers, schema.CapCreateUsers,
-	schema.CapEditUsers, schema.CapManageOptions, schema.CapManageCatalog,
+	schema.CapEditUsers, schema.CapManageOptions, schema.CapManageCatalog, schema.CapManageCommerce,
 }
 
 func TestRoleCan(t *testing.T) {
@@ -528,6 +528,8 @@ func TestRoleCan(t *testing.T) {
 		{"editor cannot manage options", schema.RoleEditor, schema.CapManageOptions, false},
 		{"editor cannot list users", schema.RoleEditor, schema.CapListUsers, false},
 		{"shop manager manages catalog", schema.RoleShopManager, schema.CapManageCatalog, true},
+		{"shop manager manages commerce", schema.RoleShopManager, schema.CapManageCommerce, true},
+		{"editor cannot manage commerce", schema.RoleEditor, schema.CapManageCommerce, false},
 		{"shop manager lists users", schema.RoleShopManager, schema.CapListUsers, true},
 		{"shop manager publishes", schema.RoleShopManager, schema.CapPublishPosts, true},
 		{"shop manager cannot create users", schema.RoleShopManager, schema.CapCreateUsers, false},

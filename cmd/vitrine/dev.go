@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -35,6 +37,7 @@ type devInfo struct {
 	TenantURL string `json:"tenant_url"`
 	NATSURL   string `json:"nats_url"`
 	OpsURL    string `json:"ops_url"`
+	GiftCard  string `json:"gift_card"`
 }
 
 const devPasswordName = "vitrine-dev"
@@ -110,7 +113,7 @@ func runDev(ctx context.Context, args []string) error {
 
 	_, port, _ := net.SplitHostPort(*edgeAddr)
 	tenantURL := "http://" + *tenantSlug + ".localhost:" + port
-	password, sample, err := ensureDemo(gctx, db, key, *tenantSlug, tenantURL, *products, *posts)
+	password, sample, card, err := ensureDemo(gctx, db, key, *tenantSlug, tenantURL, *products, *posts)
 	if err != nil {
 		g.cancel()
 		g.Wait()
@@ -134,7 +137,7 @@ func runDev(ctx context.Context, args []string) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	info := devInfo{EdgeURL: "http://" + *edgeAddr, OriginURL: "http://" + *originAddr, Tenant: *tenantSlug,
-		AdminUser: "admin", AdminPassword: password, TenantURL: tenantURL, NATSURL: natsURL, OpsURL: "http://" + *opsAddr}
+		AdminUser: "admin", AdminPassword: password, TenantURL: tenantURL, NATSURL: natsURL, OpsURL: "http://" + *opsAddr, GiftCard: card.code}
 	b, _ := json.MarshalIndent(info, "", "  ")
 	if err := os.WriteFile(filepath.Join(*dataDir, "dev.json"), append(b, '\n'), 0o600); err != nil {
 		return err
@@ -146,6 +149,7 @@ Vitrine is running.
   metrics  %s/metrics
   nats     %s
   admin    user %q, application password %q
+  shopper  gift card %s (balance %s), coupon WELCOME10 (10%% off)
 
 Try:
   curl -s %s/api/products?per_page=2
@@ -154,7 +158,7 @@ Try:
 
 Wrote %s. Ctrl-C stops everything.
 `, info.EdgeURL, *tenantSlug, strings.TrimPrefix(tenantURL, "http://"), *tenantSlug, info.OriginURL, info.OpsURL, natsURL,
-		info.AdminUser, schema.ChunkAppPassword(password), tenantURL, *tenantSlug, info.EdgeURL, password, tenantURL, sample,
+		info.AdminUser, schema.ChunkAppPassword(password), card.code, card.balance, tenantURL, *tenantSlug, info.EdgeURL, password, tenantURL, sample,
 		filepath.Join(*dataDir, "dev.json"))
 	<-gctx.Done()
 	return g.Wait()
@@ -173,17 +177,20 @@ func devSecret(path string) ([]byte, error) {
 	return k[:], nil
 }
 
+// demoCard is the demo gift card, as the dev banner shows it.
+type demoCard struct{ code, balance string }
+
 // ensureDemo creates the demo tenant, its admin and its catalog on first start, and returns a new
-// application password for the admin (replacing the previous dev one) and the id of one of its
-// products, for the examples it prints.
-func ensureDemo(ctx context.Context, db *store.DB, key []byte, slug, baseURL string, products, posts int) (string, schema.ProductID, error) {
+// application password for the admin (replacing the previous dev one), the id of one of its
+// products, for the examples it prints, and its demo gift card.
+func ensureDemo(ctx context.Context, db *store.DB, key []byte, slug, baseURL string, products, posts int) (string, schema.ProductID, demoCard, error) {
 	t, err := db.TenantBySlug(ctx, slug)
 	if schema.ErrorCode(err) == schema.CodeNotFound {
 		t = &schema.Tenant{Slug: slug, Name: "Vitrine Demo Store", BaseURL: baseURL, Timezone: "Europe/Paris", Currencies: []string{"USD"}}
 		err = db.CreateTenant(ctx, t)
 	}
 	if err != nil {
-		return "", 0, err
+		return "", 0, demoCard{}, err
 	}
 	u, err := db.UserByLogin(ctx, t, "admin")
 	if schema.ErrorCode(err) == schema.CodeNotFound {
@@ -191,11 +198,11 @@ func ensureDemo(ctx context.Context, db *store.DB, key []byte, slug, baseURL str
 		err = db.CreateUser(ctx, t, u)
 	}
 	if err != nil {
-		return "", 0, err
+		return "", 0, demoCard{}, err
 	}
 	err = seedTenant(ctx, db, t, u.ID, seed.Options{Products: products, Posts: posts})
 	if err != nil && !errors.Is(err, seed.ErrNotEmpty) {
-		return "", 0, err
+		return "", 0, demoCard{}, err
 	}
 	var sample schema.ProductID
 	if err := db.Tx(ctx, func(tx *store.Tx) error {
@@ -205,11 +212,28 @@ func ensureDemo(ctx context.Context, db *store.DB, key []byte, slug, baseURL str
 		}
 		return err
 	}); err != nil {
-		return "", 0, err
+		return "", 0, demoCard{}, err
 	}
 	if err := db.DeleteAppPasswords(ctx, t, u.ID, devPasswordName); err != nil {
-		return "", 0, err
+		return "", 0, demoCard{}, err
 	}
+	// Shipping, tax, a coupon and a gift card, for trying checkout. The card's code is derived
+	// from the dev secret: the same at every start, unguessable without the secret.
+	card := demoCard{code: demoGiftCardCode(key)}
+	g, err := seed.Commerce(ctx, db, t, seed.CommerceOptions{GiftCardCode: card.code})
+	if err != nil {
+		return "", 0, demoCard{}, err
+	}
+	card.balance = schema.FormatMinor(g.Balance, 2) + " " + g.Currency // the demo's currency is USD
 	pw, err := newPassword(ctx, db, key, t, u.ID, devPasswordName)
-	return pw, sample, err
+	return pw, sample, card, err
+}
+
+// demoGiftCardCode derives the demo gift card's code from the dev secret: "DEMO-" and 64 bits
+// of an HMAC, in hex groups of four.
+func demoGiftCardCode(key []byte) string {
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte("vitrine dev demo gift card"))
+	h := strings.ToUpper(hex.EncodeToString(mac.Sum(nil)[:8]))
+	return "DEMO-" + h[0:4] + "-" + h[4:8] + "-" + h[8:12] + "-" + h[12:16]
 }

@@ -1,0 +1,383 @@
+package origin
+
+import (
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"vitrine/edge/pipeline"
+	"vitrine/origin/store"
+	"vitrine/schema"
+)
+
+// adminCommerceHandlers registers the staff routes of what checkout applies: coupons, gift
+// cards, shipping methods, and tax and lifetime settings. None of it is replicated: carts and
+// checkouts read it at the origin, so a change applies to the next cart read.
+func (s *Server) adminCommerceHandlers() {
+	s.handlers["admin.coupons.list"] = s.listCoupons
+	s.handlers["admin.coupons.get"] = s.getCoupon
+	s.handlers["admin.coupons.put"] = s.putCoupon
+	s.handlers["admin.coupons.delete"] = s.deleteCoupon
+	s.handlers["admin.giftcards.list"] = s.listGiftCards
+	s.handlers["admin.giftcards.create"] = s.issueGiftCard
+	s.handlers["admin.giftcards.get"] = s.getGiftCard
+	s.handlers["admin.giftcards.update"] = s.updateGiftCard
+	s.handlers["admin.shipping.list"] = s.listShippingMethods
+	s.handlers["admin.shipping.put"] = s.putShippingMethod
+	s.handlers["admin.shipping.delete"] = s.deleteShippingMethod
+	s.handlers["admin.settings.get"] = s.getSettings
+	s.handlers["admin.settings.put"] = s.putSettings
+}
+
+// noContent answers 204.
+func (s *Server) noContent(ctx *fasthttp.RequestCtx, rq *request) {
+	ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
+	ctx.SetStatusCode(fasthttp.StatusNoContent)
+	s.http.Count(pipeline.RouteIndex(rq.route), fasthttp.StatusNoContent)
+}
+
+// couponInput is the body of PUT /api/admin/coupons/{code}: the whole coupon; absent fields take
+// their defaults (active true, no limits, no dates, every product).
+type couponInput struct {
+	Kind             *string    `json:"kind"`
+	Value            *int64     `json:"value"`
+	FreeShipping     *bool      `json:"free_shipping"`
+	MinSubtotal      *int64     `json:"min_subtotal"`
+	ProductIDs       *[]int64   `json:"product_ids"`
+	StartsAt         *time.Time `json:"starts_at"`
+	EndsAt           *time.Time `json:"ends_at"`
+	UsageLimit       *int64     `json:"usage_limit"`
+	PerCustomerLimit *int64     `json:"per_customer_limit"`
+	Active           *bool      `json:"active"`
+}
+
+func (s *Server) listCoupons(ctx *fasthttp.RequestCtx, rq *request) {
+	var out []*store.Coupon
+	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+		var err error
+		out, err = tx.Coupons(ctx, rq.info)
+		return err
+	})
+	s.answer(ctx, rq, err, schema.List[*store.Coupon]{Data: nonNil(out)})
+}
+
+var errCouponNotFound = &schema.Error{Code: schema.CodeNotFound, Message: "coupon not found"}
+
+func (s *Server) getCoupon(ctx *fasthttp.RequestCtx, rq *request) {
+	var out *store.Coupon
+	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+		var err error
+		out, err = tx.Coupon(ctx, rq.info, pipeline.Param(ctx, "code"))
+		if err == nil && out == nil {
+			err = errCouponNotFound
+		}
+		return err
+	})
+	s.answer(ctx, rq, err, out)
+}
+
+func (s *Server) putCoupon(ctx *fasthttp.RequestCtx, rq *request) {
+	code, err := store.NormalizeCouponCode(pipeline.Param(ctx, "code"))
+	if err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	var in couponInput
+	if err := jsonBody(ctx, &in); err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	c := &store.Coupon{Code: code, Active: true}
+	if in.Kind != nil {
+		c.Kind = schema.DiscountKind(*in.Kind)
+	}
+	set(&c.Value, in.Value)
+	set(&c.FreeShipping, in.FreeShipping)
+	set(&c.MinSubtotal, in.MinSubtotal)
+	set(&c.ProductIDs, in.ProductIDs)
+	c.StartsAt, c.EndsAt, c.UsageLimit, c.PerCustomerLimit = in.StartsAt, in.EndsAt, in.UsageLimit, in.PerCustomerLimit
+	set(&c.Active, in.Active)
+	status := 200
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		had, err := tx.Coupon(ctx, rq.info, code)
+		if err != nil {
+			return err
+		}
+		status = 200
+		if had == nil {
+			status = 201
+		}
+		return tx.PutCoupon(ctx, rq.info, c)
+	})
+	if err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	s.reply(ctx, rq, status, c)
+}
+
+func (s *Server) deleteCoupon(ctx *fasthttp.RequestCtx, rq *request) {
+	err := s.db.Tx(ctx, func(tx *store.Tx) error { return tx.DeleteCoupon(ctx, rq.info, pipeline.Param(ctx, "code")) })
+	if err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	s.noContent(ctx, rq)
+}
+
+func (s *Server) listGiftCards(ctx *fasthttp.RequestCtx, rq *request) {
+	args, err := schema.ParseArgs(rq.route, func(n string) (string, bool) {
+		return string(ctx.QueryArgs().Peek(n)), ctx.QueryArgs().Has(n)
+	})
+	if err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	last4 := strings.ToUpper(strings.TrimSpace(args.Str("last4")))
+	if last4 != "" && len(last4) != 4 {
+		s.failRoute(ctx, rq, schema.Invalid("last4", "last4 is the last four characters of a gift card code"))
+		return
+	}
+	page, perPage := int(args.Int("page")), int(args.Int("per_page"))
+	var out schema.Page[*store.IssuedGiftCard]
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		gs, total, err := tx.GiftCards(ctx, rq.info, last4, (page-1)*perPage, perPage)
+		out = schema.Page[*store.IssuedGiftCard]{Data: gs, Page: page, PerPage: perPage, Total: total, TotalPages: (total + perPage - 1) / perPage}
+		return err
+	})
+	s.answer(ctx, rq, err, out)
+}
+
+// giftCardInput is the body of POST /api/admin/gift-cards.
+type giftCardInput struct {
+	// Amount is the initial balance in minor units of Currency (required).
+	Amount *int64 `json:"amount"`
+	// Currency defaults to the store's default currency.
+	Currency  *string    `json:"currency"`
+	ExpiresAt *time.Time `json:"expires_at"`
+	// Code is the merchant's own code (8 to 64 characters); a random one is made when absent.
+	Code *string `json:"code"`
+	Note *string `json:"note"`
+}
+
+// issuedGiftCard is the answer to issuing a gift card: the only time its code is shown.
+type issuedGiftCard struct {
+	Code     string                `json:"code"`
+	GiftCard *store.IssuedGiftCard `json:"gift_card"`
+}
+
+func (s *Server) issueGiftCard(ctx *fasthttp.RequestCtx, rq *request) {
+	var in giftCardInput
+	if err := jsonBody(ctx, &in); err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	if in.Amount == nil {
+		s.failRoute(ctx, rq, schema.Invalid("amount", "amount is required: the balance in minor units"))
+		return
+	}
+	currency, code, note := rq.info.DefaultCurrency(), "", ""
+	if in.Currency != nil {
+		currency = strings.ToUpper(*in.Currency)
+	}
+	set(&code, in.Code)
+	set(&note, in.Note)
+	var out issuedGiftCard
+	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+		var err error
+		out.Code, out.GiftCard, err = tx.IssueGiftCard(ctx, rq.info, code, currency, *in.Amount, in.ExpiresAt, note)
+		return err
+	})
+	if err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	s.reply(ctx, rq, 201, out)
+}
+
+func (s *Server) getGiftCard(ctx *fasthttp.RequestCtx, rq *request) {
+	var out *store.IssuedGiftCard
+	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+		var err error
+		out, err = tx.GiftCardByID(ctx, rq.info, pipeline.Param(ctx, "id"))
+		return err
+	})
+	s.answer(ctx, rq, err, out)
+}
+
+// updateGiftCard handles PATCH /api/admin/gift-cards/{id} {"active"?: bool, "note"?: string}.
+func (s *Server) updateGiftCard(ctx *fasthttp.RequestCtx, rq *request) {
+	var in struct {
+		Active *bool   `json:"active"`
+		Note   *string `json:"note"`
+	}
+	if err := jsonBody(ctx, &in); err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	var out *store.IssuedGiftCard
+	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+		var err error
+		out, err = tx.UpdateGiftCard(ctx, rq.info, pipeline.Param(ctx, "id"), in.Active, in.Note)
+		return err
+	})
+	if err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	s.reply(ctx, rq, 200, out)
+}
+
+func (s *Server) listShippingMethods(ctx *fasthttp.RequestCtx, rq *request) {
+	var out []store.ShippingMethodRow
+	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+		var err error
+		out, err = tx.ShippingMethods(ctx, rq.info)
+		return err
+	})
+	s.answer(ctx, rq, err, schema.List[store.ShippingMethodRow]{Data: nonNil(out)})
+}
+
+// shippingInput is the body of PUT /api/admin/shipping-methods/{code}: name and prices are
+// required; free_over defaults to never, position to 0, active to true.
+type shippingInput struct {
+	Name     *string        `json:"name"`
+	Prices   *schema.Prices `json:"prices"`
+	FreeOver *schema.Prices `json:"free_over"`
+	Position *int           `json:"position"`
+	Active   *bool          `json:"active"`
+}
+
+func (s *Server) putShippingMethod(ctx *fasthttp.RequestCtx, rq *request) {
+	var in shippingInput
+	if err := jsonBody(ctx, &in); err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	if in.Name == nil || in.Prices == nil {
+		s.failRoute(ctx, rq, schema.Invalid("name", "name and prices are required"))
+		return
+	}
+	m := store.ShippingMethodRow{Code: pipeline.Param(ctx, "code"), Name: *in.Name, Prices: *in.Prices, Active: true}
+	set(&m.FreeOver, in.FreeOver)
+	set(&m.Position, in.Position)
+	set(&m.Active, in.Active)
+	if m.Position < 0 || m.Position > 10_000 {
+		s.failRoute(ctx, rq, schema.Invalid("position", "position must be between 0 and 10000"))
+		return
+	}
+	status := 200
+	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+		ms, err := tx.ShippingMethods(ctx, rq.info)
+		if err != nil {
+			return err
+		}
+		status = 201
+		for _, have := range ms {
+			if have.Code == m.Code {
+				status = 200
+			}
+		}
+		return tx.PutShippingMethod(ctx, rq.info, m)
+	})
+	if err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	if m.FreeOver == nil {
+		m.FreeOver = schema.Prices{}
+	}
+	s.reply(ctx, rq, status, m)
+}
+
+func (s *Server) deleteShippingMethod(ctx *fasthttp.RequestCtx, rq *request) {
+	err := s.db.Tx(ctx, func(tx *store.Tx) error { return tx.DeleteShippingMethod(ctx, rq.info, pipeline.Param(ctx, "code")) })
+	if err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	s.noContent(ctx, rq)
+}
+
+// settingsView is the tenant's commerce settings as the admin API shows and takes them.
+type settingsView struct {
+	// TaxBasisPoints is the tax rate: 1075 is 10.75%.
+	TaxBasisPoints int64 `json:"tax_basis_points"`
+	// TaxInclusive says prices include tax (VAT style).
+	TaxInclusive  bool `json:"tax_inclusive"`
+	TaxOnShipping bool `json:"tax_on_shipping"`
+	// CartTTLSeconds is how long an idle cart lives; TokenTTLSeconds an idle customer session.
+	CartTTLSeconds  int64 `json:"cart_ttl_seconds"`
+	TokenTTLSeconds int64 `json:"token_ttl_seconds"`
+}
+
+func viewSettings(st store.Settings) settingsView {
+	return settingsView{TaxBasisPoints: st.TaxBasisPoints, TaxInclusive: st.TaxInclusive, TaxOnShipping: st.TaxOnShipping,
+		CartTTLSeconds: int64(st.CartTTL / time.Second), TokenTTLSeconds: int64(st.TokenTTL / time.Second)}
+}
+
+func (s *Server) getSettings(ctx *fasthttp.RequestCtx, rq *request) {
+	var out settingsView
+	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+		st, err := tx.Settings(ctx, rq.info)
+		out = viewSettings(st)
+		return err
+	})
+	s.answer(ctx, rq, err, out)
+}
+
+// settingsInput is the body of PUT /api/admin/settings; absent fields keep their values.
+type settingsInput struct {
+	TaxBasisPoints  *int64 `json:"tax_basis_points"`
+	TaxInclusive    *bool  `json:"tax_inclusive"`
+	TaxOnShipping   *bool  `json:"tax_on_shipping"`
+	CartTTLSeconds  *int64 `json:"cart_ttl_seconds"`
+	TokenTTLSeconds *int64 `json:"token_ttl_seconds"`
+}
+
+// Lifetime bounds of carts and customer sessions, in seconds (the store's).
+const (
+	minTTLSeconds = 3600
+	maxTTLSeconds = 365 * 24 * 3600
+)
+
+func (s *Server) putSettings(ctx *fasthttp.RequestCtx, rq *request) {
+	var in settingsInput
+	if err := jsonBody(ctx, &in); err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	for _, f := range []struct {
+		name string
+		v    *int64
+	}{{"cart_ttl_seconds", in.CartTTLSeconds}, {"token_ttl_seconds", in.TokenTTLSeconds}} {
+		if f.v != nil && (*f.v < minTTLSeconds || *f.v > maxTTLSeconds) {
+			s.failRoute(ctx, rq, schema.Invalid(f.name, "%s must be between %d (an hour) and %d (a year)", f.name, int64(minTTLSeconds), int64(maxTTLSeconds)))
+			return
+		}
+	}
+	var out settingsView
+	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+		st, err := tx.Settings(ctx, rq.info)
+		if err != nil {
+			return err
+		}
+		set(&st.TaxBasisPoints, in.TaxBasisPoints)
+		set(&st.TaxInclusive, in.TaxInclusive)
+		set(&st.TaxOnShipping, in.TaxOnShipping)
+		if in.CartTTLSeconds != nil {
+			st.CartTTL = time.Duration(*in.CartTTLSeconds) * time.Second
+		}
+		if in.TokenTTLSeconds != nil {
+			st.TokenTTL = time.Duration(*in.TokenTTLSeconds) * time.Second
+		}
+		out = viewSettings(st)
+		return tx.PutSettings(ctx, rq.info, st)
+	})
+	if err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	s.reply(ctx, rq, 200, out)
+}

@@ -1,0 +1,177 @@
+package origin
+
+import (
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"vitrine/edge/pipeline"
+	"vitrine/origin/store"
+	"vitrine/schema"
+)
+
+// Form throttles, per client IP at the origin.
+var (
+	newsletterThrottle = throttle{name: "newsletter", limit: 10, window: time.Minute}
+	contactThrottle    = throttle{name: "contact", limit: 5, window: time.Minute}
+)
+
+// Contact form limits, in bytes.
+const (
+	maxContactName    = 200
+	maxContactSubject = 200
+	maxContactMessage = 5000
+)
+
+// subscribe handles POST /api/newsletter/subscribe {email}. A new and an existing subscriber get
+// the same answer, so the form tells nobody who subscribed.
+func (s *Server) subscribe(ctx *fasthttp.RequestCtx, rq *request) {
+	var in struct {
+		Email *string `json:"email"`
+	}
+	if err := jsonBody(ctx, &in); err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	if in.Email == nil {
+		s.failRoute(ctx, rq, schema.Invalid("email", "email is required"))
+		return
+	}
+	email := store.NormalizeEmail(*in.Email)
+	if err := schema.ValidateEmail("email", email); err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	if err := s.throttled(ctx, rq, newsletterThrottle); err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	if err := s.db.Tx(ctx, func(tx *store.Tx) error { return tx.Subscribe(ctx, rq.info, email) }); err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	s.reply(ctx, rq, 200, map[string]any{"subscribed": true})
+}
+
+// contactInput is the body of POST /api/contact.
+type contactInput struct {
+	Name    *string `json:"name"`
+	Email   *string `json:"email"`
+	Subject *string `json:"subject"`
+	Message *string `json:"message"`
+}
+
+// contact handles POST /api/contact: the message is stored with the client's IP for the
+// merchant, who reads it in the admin API.
+func (s *Server) contact(ctx *fasthttp.RequestCtx, rq *request) {
+	var in contactInput
+	if err := jsonBody(ctx, &in); err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	m := &store.ContactMessage{}
+	if in.Name != nil {
+		m.Name = *in.Name
+	}
+	if in.Email != nil {
+		m.Email = store.NormalizeEmail(*in.Email)
+	}
+	if in.Subject != nil {
+		m.Subject = *in.Subject
+	}
+	if in.Message != nil {
+		m.Message = *in.Message
+	}
+	err := schema.ValidateText("name", m.Name, maxContactName, true)
+	if err == nil && m.Email == "" {
+		err = schema.Invalid("email", "email is required")
+	}
+	if err == nil {
+		err = schema.ValidateEmail("email", m.Email)
+	}
+	if err == nil {
+		err = schema.ValidateText("subject", m.Subject, maxContactSubject, false)
+	}
+	if err == nil {
+		err = schema.ValidateText("message", m.Message, maxContactMessage, true)
+	}
+	if err == nil {
+		err = s.throttled(ctx, rq, contactThrottle)
+	}
+	if err == nil {
+		m.ClientIP = string(pipeline.ClientIP(ctx, s.fromEdge(ctx)))
+		err = s.db.Tx(ctx, func(tx *store.Tx) error { return tx.InsertContactMessage(ctx, rq.info, m) })
+	}
+	if err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	s.reply(ctx, rq, 201, map[string]any{"id": m.ID, "received": true})
+}
+
+func (s *Server) listSubscribers(ctx *fasthttp.RequestCtx, rq *request) {
+	args, err := schema.ParseArgs(rq.route, func(n string) (string, bool) {
+		return string(ctx.QueryArgs().Peek(n)), ctx.QueryArgs().Has(n)
+	})
+	if err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	page, perPage := int(args.Int("page")), int(args.Int("per_page"))
+	var out schema.Page[store.Subscriber]
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		subs, total, err := tx.Subscribers(ctx, rq.info, (page-1)*perPage, perPage)
+		out = schema.Page[store.Subscriber]{Data: subs, Page: page, PerPage: perPage, Total: total, TotalPages: (total + perPage - 1) / perPage}
+		return err
+	})
+	s.answer(ctx, rq, err, out)
+}
+
+func (s *Server) listContactMessages(ctx *fasthttp.RequestCtx, rq *request) {
+	args, err := schema.ParseArgs(rq.route, func(n string) (string, bool) {
+		return string(ctx.QueryArgs().Peek(n)), ctx.QueryArgs().Has(n)
+	})
+	if err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	var handled *bool
+	if st := args.Str("status"); st != "" {
+		h := st == "handled"
+		handled = &h
+	}
+	page, perPage := int(args.Int("page")), int(args.Int("per_page"))
+	var out schema.Page[*store.ContactMessage]
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		ms, total, err := tx.ContactMessages(ctx, rq.info, handled, (page-1)*perPage, perPage)
+		out = schema.Page[*store.ContactMessage]{Data: ms, Page: page, PerPage: perPage, Total: total, TotalPages: (total + perPage - 1) / perPage}
+		return err
+	})
+	s.answer(ctx, rq, err, out)
+}
+
+// updateContactMessage handles PATCH /api/admin/contact-messages/{id} {"handled": bool}.
+func (s *Server) updateContactMessage(ctx *fasthttp.RequestCtx, rq *request) {
+	var in struct {
+		Handled *bool `json:"handled"`
+	}
+	if err := jsonBody(ctx, &in); err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	if in.Handled == nil {
+		s.failRoute(ctx, rq, schema.Invalid("handled", "handled is required: true or false"))
+		return
+	}
+	var out *store.ContactMessage
+	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+		var err error
+		out, err = tx.SetContactHandled(ctx, rq.info, pipeline.Param(ctx, "id"), *in.Handled)
+		return err
+	})
+	if err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	s.reply(ctx, rq, 200, out)
+}

@@ -1,0 +1,345 @@
+package origin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"vitrine/edge/pipeline"
+	"vitrine/origin/store"
+	"vitrine/schema"
+)
+
+// Return limits.
+const (
+	maxReturnItems   = 100
+	maxReturnNoteLen = 2000
+)
+
+// returnInput is the body of POST /api/orders/{reference}/return.
+type returnInput struct {
+	// Email proves ownership when neither X-Order-Email nor a customer token does.
+	Email *string            `json:"email"`
+	Items *[]returnItemInput `json:"items"`
+	Note  *string            `json:"note"`
+}
+
+// returnItemInput names an order line by line_no or by variant_id (exactly one).
+type returnItemInput struct {
+	LineNo    *int64  `json:"line_no"`
+	VariantID *int64  `json:"variant_id"`
+	Quantity  *int64  `json:"quantity"`
+	Reason    *string `json:"reason"`
+}
+
+// shopperReturn is a return as its shopper sees it (no staff notes, no history).
+type shopperReturn struct {
+	RMA            string             `json:"rma"`
+	OrderReference string             `json:"order_reference"`
+	Status         string             `json:"status"`
+	Items          []store.ReturnLine `json:"items"`
+	Note           string             `json:"note"`
+	// RefundAmount is null until the return is refunded.
+	RefundAmount *schema.Money `json:"refund_amount"`
+	CreatedAt    time.Time     `json:"created_at"`
+	UpdatedAt    time.Time     `json:"updated_at"`
+}
+
+// currencyOf returns a currency of the store for showing amounts; a currency the store has since
+// removed is shown with two decimals.
+func currencyOf(ctx context.Context, tx *store.Tx, t *schema.Tenant, code string) (*schema.Currency, error) {
+	c, err := tx.Currency(ctx, t, code)
+	if schema.ErrorCode(err) == schema.CodeNotFound {
+		return &schema.Currency{Code: code, Exponent: 2}, nil
+	}
+	return c, err
+}
+
+func toShopper(r *store.Return, cur *schema.Currency) shopperReturn {
+	v := shopperReturn{RMA: r.RMA, OrderReference: r.OrderReference, Status: r.Status, Items: r.Lines, Note: r.Note,
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+	if r.Status == store.ReturnRefunded {
+		m := money(r.RefundAmount, cur)
+		v.RefundAmount = &m
+	}
+	return v
+}
+
+// shopperReturns returns the returns of an order as its shopper sees them.
+func shopperReturns(ctx context.Context, tx *store.Tx, t *schema.Tenant, o *store.Order) ([]shopperReturn, error) {
+	rs, err := tx.OrderReturns(ctx, t, o.ID)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := currencyOf(ctx, tx, t, o.Currency)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]shopperReturn, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, toShopper(r, cur))
+	}
+	return out, nil
+}
+
+// validateReturn checks the shape of a return request (the order is checked later).
+func validateReturn(in *returnInput) error {
+	if in.Items == nil || len(*in.Items) == 0 {
+		return schema.Invalid("items", "items is required: [{\"line_no\" or \"variant_id\", \"quantity\", \"reason\"}]")
+	}
+	if len(*in.Items) > maxReturnItems {
+		return schema.Invalid("items", "a return has at most %d items", int64(maxReturnItems))
+	}
+	for i, it := range *in.Items {
+		f := "items[" + strconv.Itoa(i) + "]"
+		if (it.LineNo == nil) == (it.VariantID == nil) {
+			return schema.Invalid(f, "%s names its order line with exactly one of line_no and variant_id", f)
+		}
+		if it.LineNo != nil && *it.LineNo <= 0 || it.VariantID != nil && *it.VariantID <= 0 {
+			return schema.Invalid(f, "%s: line_no and variant_id are positive integers", f)
+		}
+		if it.Quantity == nil || *it.Quantity < 1 || *it.Quantity > schema.MaxLineQuantity {
+			return schema.Invalid(f+".quantity", "%s.quantity is required: 1 to %d", f, int64(schema.MaxLineQuantity))
+		}
+		if it.Reason == nil || !store.ValidReturnReason(*it.Reason) {
+			return schema.Invalid(f+".reason", "%s.reason is required: one of %s", f, strings.Join(store.ReturnReasons, ", "))
+		}
+	}
+	if in.Note != nil {
+		if err := schema.ValidateText("note", *in.Note, maxReturnNoteLen, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// errReturnNoOrder answers a return for an order that does not exist, belongs to another store,
+// or is not the caller's: the three are not told apart.
+var errReturnNoOrder = &schema.Error{Code: schema.CodeNotFound, Message: "no order with this reference and email (or customer)"}
+
+// submitReturn handles POST /api/orders/{reference}/return: a return request for lines of a paid
+// order, checked against what was bought and what other returns already claim, under a lock on
+// the order so that two requests for the last unit of a line cannot both pass.
+func (s *Server) submitReturn(ctx *fasthttp.RequestCtx, rq *request) {
+	if err := s.throttled(ctx, rq, returnThrottle); err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	var in returnInput
+	if err := jsonBody(ctx, &in); err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	if err := validateReturn(&in); err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	bodyEmail := ""
+	if in.Email != nil {
+		bodyEmail = *in.Email
+	}
+	p, err := s.orderProof(ctx, rq, bodyEmail)
+	if err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	if p.email == "" && p.customer == nil {
+		s.failRoute(ctx, rq, schema.Invalid("email", "prove the order is yours: send its email (X-Order-Email or email) or your customer token"))
+		return
+	}
+	note := ""
+	if in.Note != nil {
+		note = *in.Note
+	}
+	ref, wellFormed := schema.NormalizeOrderReference(pipeline.Param(ctx, "reference"))
+	var out shopperReturn
+	var proved bool
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		proved = false
+		if !wellFormed {
+			return errReturnNoOrder
+		}
+		o, err := tx.OrderByReference(ctx, rq.info, ref)
+		if err != nil {
+			return err
+		}
+		if proved = p.owns(o); !proved {
+			return errReturnNoOrder
+		}
+		if o, err = tx.LockOrder(ctx, rq.info, o.ID); err != nil {
+			return err
+		}
+		if o == nil {
+			return errReturnNoOrder
+		}
+		if o.Status != schema.OrderPaid {
+			return &schema.Error{Code: schema.CodeConflict, Message: "only paid orders can be returned; this order is " + o.Status}
+		}
+		lines, err := tx.OrderLines(ctx, rq.info, o.ID)
+		if err != nil {
+			return err
+		}
+		others, err := tx.OrderReturns(ctx, rq.info, o.ID)
+		if err != nil {
+			return err
+		}
+		left := store.Returnable(lines, others)
+		var rls []store.ReturnLine
+		for i, it := range *in.Items {
+			f := "items[" + strconv.Itoa(i) + "]"
+			var line *store.OrderLine
+			for j := range lines {
+				l := &lines[j]
+				if it.LineNo != nil && int64(l.LineNo) == *it.LineNo || it.VariantID != nil && int64(l.VariantID) == *it.VariantID {
+					line = l
+				}
+			}
+			if line == nil {
+				return schema.Invalid(f, "%s: the order has no such line", f)
+			}
+			for _, have := range rls {
+				if have.LineNo == line.LineNo {
+					return schema.Invalid(f, "%s: line %d is named twice", f, int64(line.LineNo))
+				}
+			}
+			if can := max(left[line.LineNo], 0); *it.Quantity > can {
+				msg := fmt.Sprintf("line %d (%s): at most %d of the %d bought can be returned", line.LineNo, line.Title, can, line.Quantity)
+				if in := line.Quantity - can; in > 0 {
+					msg += fmt.Sprintf("; %d already in other returns", in)
+				}
+				return &schema.Error{Code: schema.CodeConflict, Field: f + ".quantity", Message: msg}
+			}
+			rls = append(rls, store.ReturnLine{LineNo: line.LineNo, VariantID: line.VariantID, Title: line.Title,
+				Quantity: *it.Quantity, Reason: *it.Reason})
+		}
+		r, err := tx.CreateReturn(ctx, rq.info, o, rls, note)
+		if err != nil {
+			return err
+		}
+		cur, err := currencyOf(ctx, tx, rq.info, o.Currency)
+		if err != nil {
+			return err
+		}
+		out = toShopper(r, cur)
+		return nil
+	})
+	if errors.Is(err, errReturnNoOrder) && wellFormed && p.email != "" && !proved {
+		if perr := s.failedProof(ctx, rq, ref); perr != nil {
+			err = perr
+		}
+	}
+	if err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	s.reply(ctx, rq, 201, out)
+}
+
+// adminReturn is a return as staff see it, with the most its refund may record.
+type adminReturn struct {
+	*store.Return
+	// Refundable is what was paid for the returned lines (their totals after discounts, with
+	// tax; shipping excluded), in minor units of the order's currency.
+	Refundable int64 `json:"refundable"`
+}
+
+func (s *Server) listReturns(ctx *fasthttp.RequestCtx, rq *request) {
+	args, err := schema.ParseArgs(rq.route, func(n string) (string, bool) {
+		return string(ctx.QueryArgs().Peek(n)), ctx.QueryArgs().Has(n)
+	})
+	if err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	page, perPage := int(args.Int("page")), int(args.Int("per_page"))
+	var out schema.Page[*store.Return]
+	err = s.db.Tx(ctx, func(tx *store.Tx) error {
+		rs, total, err := tx.Returns(ctx, rq.info, args.Str("status"), (page-1)*perPage, perPage)
+		out = schema.Page[*store.Return]{Data: nonNil(rs), Page: page, PerPage: perPage, Total: total, TotalPages: (total + perPage - 1) / perPage}
+		return err
+	})
+	s.answer(ctx, rq, err, out)
+}
+
+func (s *Server) getReturn(ctx *fasthttp.RequestCtx, rq *request) {
+	var out adminReturn
+	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+		r, err := tx.Return(ctx, rq.info, pipeline.Param(ctx, "id"), false)
+		if err != nil {
+			return err
+		}
+		lines, err := tx.OrderLines(ctx, rq.info, r.OrderID)
+		out = adminReturn{Return: r, Refundable: store.Refundable(lines, r)}
+		return err
+	})
+	s.answer(ctx, rq, err, out)
+}
+
+// transitionInput is the body of POST /api/admin/returns/{id}/transition.
+type transitionInput struct {
+	Status *string `json:"status"`
+	// Note is kept for staff (the return's staff_note and its history); shoppers do not see it.
+	Note *string `json:"note"`
+	// RefundAmount, for status refunded only, is the amount recorded as refunded (default: all
+	// that is refundable).
+	RefundAmount *int64 `json:"refund_amount"`
+}
+
+func (s *Server) transitionReturn(ctx *fasthttp.RequestCtx, rq *request) {
+	var in transitionInput
+	if err := jsonBody(ctx, &in); err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	if in.Status == nil || !slices.Contains(store.ReturnStatuses, *in.Status) {
+		s.failRoute(ctx, rq, schema.Invalid("status", "status is required: one of %s", strings.Join(store.ReturnStatuses, ", ")))
+		return
+	}
+	note := ""
+	if in.Note != nil {
+		note = *in.Note
+		if err := schema.ValidateText("note", note, maxReturnNoteLen, false); err != nil {
+			s.failRoute(ctx, rq, err)
+			return
+		}
+	}
+	if in.RefundAmount != nil && *in.Status != store.ReturnRefunded {
+		s.failRoute(ctx, rq, schema.Invalid("refund_amount", "refund_amount is recorded only when the return becomes refunded"))
+		return
+	}
+	var out adminReturn
+	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+		r, err := tx.Return(ctx, rq.info, pipeline.Param(ctx, "id"), true)
+		if err != nil {
+			return err
+		}
+		lines, err := tx.OrderLines(ctx, rq.info, r.OrderID)
+		if err != nil {
+			return err
+		}
+		most := store.Refundable(lines, r)
+		refund := most
+		if in.RefundAmount != nil {
+			if *in.RefundAmount < 0 || *in.RefundAmount > most {
+				return schema.Invalid("refund_amount", "refund_amount must be between 0 and %d: what was paid for the returned lines", most)
+			}
+			refund = *in.RefundAmount
+		}
+		if err := tx.MoveReturn(ctx, rq.info, r, *in.Status, note, rq.user.Login, refund); err != nil {
+			return err
+		}
+		out = adminReturn{Return: r, Refundable: most}
+		return nil
+	})
+	if err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	s.reply(ctx, rq, 200, out)
+}
