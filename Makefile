@@ -31,11 +31,13 @@ vet: check-go
 	$(GO) vet $(PKGS)
 
 # Tests create one fresh database per test on the server they are given, and drop it after.
+# The browser test needs Chromium and playwright-core: installed first, and required (not skipped).
 test: fmt-check vet
+	@./deploy/local/ensure-browser.sh
 	@url="$${VITRINE_TEST_DATABASE_URL:-}"; \
 	if [ -z "$$url" ]; then url="$$(./deploy/local/ensure-postgres.sh)" || exit 1; url="$${url%%\?*}"; url="$${url%/*}/postgres?sslmode=disable"; fi; \
 	echo "make: testing against $$url" >&2; \
-	VITRINE_TEST_DATABASE_URL="$$url" $(GO) test -race -count=1 -timeout 15m $(PKGS)
+	VITRINE_TEST_DATABASE_URL="$$url" VITRINE_REQUIRE_BROWSER=1 $(GO) test -race -count=1 -timeout 15m $(PKGS)
 
 # Longer fuzzing of every decoder of untrusted input (the seeds also run in make test).
 fuzz: check-go

@@ -196,6 +196,15 @@ func TestCORS(t *testing.T) {
 			t.Error("a preflight reached the origin")
 		}
 	})
+	t.Run("preflight of a call by slug from a host that names no store", func(t *testing.T) {
+		// The browser's preflight carries no X-Tenant-Slug: it must not need a tenant.
+		resp := f.do(req{method: "OPTIONS", uri: "/api/cart/items", host: "127.0.0.1:8080", headers: map[string]string{
+			"Origin": "http://localhost:5173", "Access-Control-Request-Method": "POST",
+			"Access-Control-Request-Headers": "content-type, x-tenant-slug, x-cart-session, idempotency-key"}})
+		if resp.StatusCode() != 204 || string(resp.Header.Peek("Access-Control-Allow-Origin")) != "*" {
+			t.Fatalf("status %d, headers %s", resp.StatusCode(), resp.Header.String())
+		}
+	})
 	t.Run("commerce response", func(t *testing.T) {
 		resp := f.do(req{uri: "/api/products", headers: map[string]string{"Origin": "https://x.example"}})
 		expose := string(resp.Header.Peek("Access-Control-Expose-Headers"))

@@ -229,15 +229,17 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 	var hs pipeline.Headers
 	hs.Scan(&ctx.Request.Header)
 	rid := hs.AssignRequestID(ctx, s.ids)
+	// A preflight carries none of the request's own headers (X-Tenant-Slug among them): it is
+	// answered before the tenant is resolved, or a browser could never call a store by slug.
+	if pipeline.Preflight(ctx, iface) {
+		s.http.Count(pipeline.RoutePreflight, ctx.Response.StatusCode())
+		return
+	}
 	t := s.rep.Lookup(ctx.Host(), hs.TenantSlug)
 	if t == nil {
 		pipeline.CORS(&ctx.Response.Header, iface, hs.Origin)
 		pipeline.NotFound(ctx, iface)
 		s.http.Count(pipeline.RouteNotFound, 404)
-		return
-	}
-	if pipeline.Preflight(ctx, iface) {
-		s.http.Count(pipeline.RoutePreflight, ctx.Response.StatusCode())
 		return
 	}
 	pipeline.CORS(&ctx.Response.Header, iface, hs.Origin)

@@ -131,6 +131,9 @@ func (s *Server) checkout(ctx *fasthttp.RequestCtx, rq *request) {
 			}
 		}
 	}
+	// A checkout that moved a variant across an availability class wrote the log: say at which
+	// version, so the shopper can read the product with that floor (read-your-writes).
+	s.announceWrites(ctx, rq)
 	if out.err != nil {
 		s.failRoute(ctx, rq, out.err)
 		return
@@ -241,7 +244,7 @@ var providerDown = &schema.Error{Code: schema.CodeUnavailable, RetryAfter: 2,
 func (s *Server) reserve(ctx context.Context, rq *request, hash []byte, in *checkoutInput, customer *store.Customer, scope, key string) (*store.Order, error) {
 	t := rq.info
 	var o *store.Order
-	_, err := s.db.WriteTx(ctx, func(tx *store.Tx) error {
+	commits, err := s.db.WriteTx(ctx, func(tx *store.Tx) error {
 		o = nil
 		c, err := tx.LockCart(ctx, t, hash)
 		if err != nil {
@@ -334,6 +337,7 @@ func (s *Server) reserve(ctx context.Context, rq *request, hash []byte, in *chec
 	if err != nil {
 		return nil, err
 	}
+	rq.commits = append(rq.commits, commits...)
 	return o, nil
 }
 
@@ -357,7 +361,7 @@ func orderView(pc *pricedCart, o *store.Order, in *checkoutInput, t *schema.Tena
 func (s *Server) settle(ctx context.Context, rq *request, o *store.Order, status, paymentRef string) error {
 	t := rq.info
 	var settled *store.Order
-	_, err := s.db.WriteTx(ctx, func(tx *store.Tx) error {
+	commits, err := s.db.WriteTx(ctx, func(tx *store.Tx) error {
 		cur, err := tx.LockOrder(ctx, t, o.ID)
 		if err != nil {
 			return err
@@ -385,6 +389,7 @@ func (s *Server) settle(ctx context.Context, rq *request, o *store.Order, status
 	if err != nil {
 		return err
 	}
+	rq.commits = append(rq.commits, commits...)
 	*o = *settled
 	return nil
 }

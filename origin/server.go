@@ -92,6 +92,8 @@ type request struct {
 	info   *schema.Tenant
 	user   *schema.User
 	route  *schema.Route
+	// commits are the log versions the request's transactions took (see announceWrites).
+	commits []store.LogCommit
 }
 
 type handlerFunc func(ctx *fasthttp.RequestCtx, rq *request)
@@ -178,15 +180,17 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 	iface, route := pipeline.Classify(ctx)
 	pipeline.AssignRequestID(ctx, s.ids)
 	origin := ctx.Request.Header.Peek(fasthttp.HeaderOrigin)
+	// A preflight carries none of the request's own headers (X-Tenant-Slug among them): it is
+	// answered before the tenant is resolved, or a browser could never call a store by slug.
+	if pipeline.Preflight(ctx, iface) {
+		s.http.Count(pipeline.RoutePreflight, ctx.Response.StatusCode())
+		return
+	}
 	t := s.rep.Lookup(ctx.Host(), ctx.Request.Header.Peek("X-Tenant-Slug"))
 	if t == nil {
 		pipeline.CORS(&ctx.Response.Header, iface, origin)
 		pipeline.NotFound(ctx, iface)
 		s.http.Count(pipeline.RouteNotFound, 404)
-		return
-	}
-	if pipeline.Preflight(ctx, iface) {
-		s.http.Count(pipeline.RoutePreflight, ctx.Response.StatusCode())
 		return
 	}
 	pipeline.CORS(&ctx.Response.Header, iface, origin)
@@ -398,6 +402,24 @@ func (s *Server) dispatch(ctx *fasthttp.RequestCtx, r *schema.Route) {
 		}
 	}
 	s.handlers[r.Name](ctx, rq)
+}
+
+// announceWrites sets Vitrine-Write-Version when the request's transactions wrote the tenant's
+// log, after a bounded wait for the origin's replica to apply it.
+func (s *Server) announceWrites(ctx *fasthttp.RequestCtx, rq *request) {
+	var top int64
+	for _, c := range rq.commits {
+		if c.Log == rq.tenant.Slug {
+			top = max(top, c.Version)
+		}
+	}
+	if top == 0 {
+		return
+	}
+	ctx.Response.Header.Set("Vitrine-Write-Version", strconv.FormatInt(top, 10))
+	if !rq.tenant.WaitFor(top, s.cfg.WriteWait) {
+		s.writeWaitTimeouts.Inc()
+	}
 }
 
 // written finishes a successful write: Vitrine-Write-Version, a bounded wait for the origin's
