@@ -113,8 +113,8 @@ func AssignRequestID(ctx *fasthttp.RequestCtx, g *RequestIDs) []byte {
 // Idempotency-Key; the exposed ones are what a browser client needs to read its versions, rate
 // limits and request id.
 var (
-	commerceAllowHeaders  = []byte("Content-Type, Accept, Authorization, X-Cart-Session, X-Session-Id, X-Tenant-Slug, X-Requested-With, Vitrine-Min-Version, Idempotency-Key")
-	commerceExposeHeaders = []byte("Vitrine-Write-Version, Vitrine-Replica-Version, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, X-Request-Id")
+	commerceAllowHeaders  = []byte("Content-Type, Accept, Authorization, X-Cart-Session, X-Session-Id, X-Tenant-Slug, X-Requested-With, Vitrine-Min-Version, Idempotency-Key, X-Order-Email")
+	commerceExposeHeaders = []byte("Vitrine-Write-Version, Vitrine-Replica-Version, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, X-Request-Id, Idempotent-Replayed")
 	commerceAllowMethods  = []byte("GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS")
 	cmsExposeHeaders      = []byte("X-WP-Total, X-WP-TotalPages, Link")
 	cmsAllowHeaders       = []byte("Authorization, X-WP-Nonce, Content-Disposition, Content-MD5, Content-Type")
