@@ -213,11 +213,12 @@ func priceCart(ctx context.Context, tx *store.Tx, t *schema.Tenant, c *store.Car
 		freeOver, _ := priceIn(m.FreeOver, pc)
 		opt := schema.ShippingOption{Code: m.Code, Name: m.Name, Price: money(price, cur)}
 		v.ShippingMethods = append(v.ShippingMethods, opt)
-		if chosen == nil && (c.ShippingMethod == "" || c.ShippingMethod == m.Code) {
+		// An empty cart ships nothing: it offers methods but has none chosen.
+		if chosen == nil && len(pc.lines) > 0 && (c.ShippingMethod == "" || c.ShippingMethod == m.Code) {
 			chosen = &schema.ShippingMethod{Code: m.Code, Name: m.Name, Price: price, FreeOver: freeOver}
 		}
 	}
-	if c.ShippingMethod != "" && (chosen == nil || chosen.Code != c.ShippingMethod) {
+	if c.ShippingMethod != "" && len(pc.lines) > 0 && (chosen == nil || chosen.Code != c.ShippingMethod) {
 		v.Issues = append(v.Issues, schema.CartIssue{Code: "shipping_method_invalid",
 			Message: "shipping method " + c.ShippingMethod + " is no longer offered; choose another"})
 		chosen = nil

@@ -318,3 +318,26 @@ func TestSweeperReleasesAbandonedCheckouts(t *testing.T) {
 		t.Fatalf("second sweep cancelled %d orders", n)
 	}
 }
+
+func TestEmptyCartChoosesNoShipping(t *testing.T) {
+	sh := newShop(t)
+	sh.settle(func(tx *store.Tx) error {
+		return tx.PutShippingMethod(context.Background(), sh.tn, store.ShippingMethodRow{Code: "standard", Name: "Standard",
+			Prices: schema.Prices{"USD": 500}, FreeOver: schema.Prices{"USD": 5000}, Active: true})
+	})
+	type shipping struct {
+		ShippingMethod  *schema.ShippingOption  `json:"shipping_method"`
+		ShippingMethods []schema.ShippingOption `json:"shipping_methods"`
+		Totals          schema.TotalsView       `json:"totals"`
+	}
+	view := decode[shipping](t, sh.do("GET", "/api/cart", newSession(), ""))
+	if view.ShippingMethod != nil || len(view.ShippingMethods) != 1 || view.Totals.Total.Amount != 0 {
+		t.Fatalf("empty cart: %+v", view)
+	}
+	session := newSession()
+	sh.add(session, sh.product("Mug", 1000, 5), 1)
+	c := decode[shipping](t, sh.do("GET", "/api/cart", session, ""))
+	if c.ShippingMethod == nil || c.ShippingMethod.Code != "standard" || c.Totals.Shipping.Amount != 500 || c.Totals.Total.Amount != 1500 {
+		t.Fatalf("cart with a line: %+v", c)
+	}
+}
