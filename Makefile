@@ -49,6 +49,7 @@ fuzz: check-go
 	$(GO) test ./edge/cache -run '^$$' -fuzz FuzzBody -fuzztime $(FUZZTIME)
 	$(GO) test ./edge/replica -run '^$$' -fuzz FuzzLookupHost -fuzztime $(FUZZTIME)
 	$(GO) test ./edge/reads -run '^$$' -fuzz FuzzCatalogArguments -fuzztime $(FUZZTIME)
+	$(GO) test ./edge/reads -run '^$$' -fuzz FuzzConverter -fuzztime $(FUZZTIME)
 	$(GO) test ./schema -run '^$$' -fuzz FuzzComputeTotals -fuzztime $(FUZZTIME)
 	$(GO) test ./schema -run '^$$' -fuzz FuzzShopperInput -fuzztime $(FUZZTIME)
 	$(GO) test ./edge/pipeline -run '^$$' -fuzz FuzzClientAddr -fuzztime $(FUZZTIME)

@@ -8,7 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/valyala/fasthttp"
+
 	"vitrine/edge"
+	"vitrine/edge/search/searchtest"
 	"vitrine/schema"
 )
 
@@ -402,5 +405,53 @@ func TestPostsFollowReplica(t *testing.T) {
 	}
 	if want := []string{"autumn", "members-only", "summer-sale"}; !slices.Equal(got, want) || l.Total != 3 {
 		t.Fatalf("posts after the writes = %v (total %d), want %v", got, l.Total, want)
+	}
+}
+
+// BenchmarkCatalogMiss measures edge misses (cache off) of the catalog routes over 2,000
+// products with searchtest's synthetic text: routing, argument parsing, the query, rendering of
+// a 24-product page and the response, through the edge's handler.
+func BenchmarkCatalogMiss(b *testing.B) {
+	f := newFixture(b, edge.Config{CacheBytes: -1, RateLimit: 1 << 30})
+	for _, d := range searchtest.Catalog(2000, 42) {
+		id := 1000 + int64(d.ID)
+		p := product(id, d.Slug, d.Title, d.Price, schema.CategoryID(1+int64(d.CategoryIDs[0])%3))
+		p.Description = d.Description
+		if id%3 == 0 {
+			p.Prices["EUR"] = d.Price * 9 / 10
+		}
+		f.feed.put("demo", schema.KindProduct, schema.IDString(id), schema.Pub, p)
+		v := &schema.Variant{ID: schema.VariantID(id * 10), ProductID: p.ID, SKU: "s" + schema.IDString(id), Availability: d.Availability}
+		v.Normalize()
+		f.feed.put("demo", schema.KindVariant, schema.IDString(int64(v.ID)), schema.Pub, v)
+	}
+	f.feed.head("demo")
+	for _, uri := range []string{
+		"/api/products",
+		"/api/products?category=kitchen&sort=price_asc",
+		"/api/products?availability=in_stock&min_price=1000&max_price=5000",
+		"/api/products?currency=EUR&sort=price_asc",
+		"/api/search?q=lamp",
+		"/api/search?q=lapm",
+		"/api/search?q=red+lamp+&sort=price_desc",
+		"/api/search/autocomplete?q=la",
+		"/api/posts",
+	} {
+		b.Run(strings.ReplaceAll(strings.TrimPrefix(uri, "/api/"), "/", "-"), func(b *testing.B) {
+			var rq fasthttp.Request
+			rq.SetRequestURI(uri)
+			rq.Header.SetHost("shop.example.test")
+			ctx := new(fasthttp.RequestCtx)
+			ctx.Init(&rq, nil, nil)
+			b.ReportAllocs()
+			for b.Loop() {
+				ctx.Response.Reset()
+				f.srv.Handler(ctx)
+			}
+			if ctx.Response.StatusCode() != 200 {
+				b.Fatalf("%s: %d %s", uri, ctx.Response.StatusCode(), ctx.Response.Body())
+			}
+			b.ReportMetric(float64(len(ctx.Response.Body())), "body-bytes")
+		})
 	}
 }

@@ -2,6 +2,8 @@ package reads
 
 import (
 	"cmp"
+	"math"
+	"math/bits"
 	"net/url"
 	"slices"
 	"strconv"
@@ -131,25 +133,26 @@ func findProducts(s *replica.Snapshot, pr schema.Pricing, q catalogQuery) ([]*sc
 	type priced struct {
 		p     *schema.Product
 		price int64
+		rank  int // in the index's order, which breaks price ties
 	}
-	conv := map[int64]int64{} // default-currency amount -> shown amount
+	conv := newConverter(pr)
 	all := make([]priced, 0, len(res.Hits))
 	for _, h := range res.Hits {
 		p := s.Product(h.ID, replica.Public)
 		if p == nil {
 			continue
 		}
-		price := shownPrice(pr, p.Prices, conv)
+		price := conv.price(p.Prices)
 		if price < q.minP || price > q.maxP {
 			continue
 		}
-		all = append(all, priced{p, price})
+		all = append(all, priced{p, price, len(all)})
 	}
 	switch q.sort {
 	case search.PriceAsc:
-		slices.SortStableFunc(all, func(a, b priced) int { return cmp.Compare(a.price, b.price) })
+		slices.SortFunc(all, func(a, b priced) int { return cmp.Or(cmp.Compare(a.price, b.price), cmp.Compare(a.rank, b.rank)) })
 	case search.PriceDesc:
-		slices.SortStableFunc(all, func(a, b priced) int { return cmp.Compare(b.price, a.price) })
+		slices.SortFunc(all, func(a, b priced) int { return cmp.Or(cmp.Compare(b.price, a.price), cmp.Compare(a.rank, b.rank)) })
 	}
 	total := len(all)
 	all = all[min(q.offset, total):min(q.offset+q.limit, total)]
@@ -160,21 +163,68 @@ func findProducts(s *replica.Snapshot, pr schema.Pricing, q catalogQuery) ([]*sc
 	return out, total
 }
 
-// shownPrice is pr.Price(prices).Amount, with conversions from the default currency memoised in
-// conv: the conversion depends on the default-currency amount only, and catalogs reuse amounts.
-func shownPrice(pr schema.Pricing, prices schema.Prices, conv map[int64]int64) int64 {
-	if a, ok := prices[pr.Currency.Code]; ok {
+// converter computes pr.Price(prices).Amount for many products: the merchant's own price when
+// set, else the conversion from the default currency, exact, in 128-bit integer arithmetic when
+// the rate and exponents allow it (every realistic rate), else through pr.Price, memoised by the
+// default-currency amount (the conversion depends on nothing else).
+type converter struct {
+	pr       schema.Pricing
+	num, den uint64 // the rate as a fraction, exponent shift folded in; den 0: no fast path
+	memo     map[int64]int64
+}
+
+func newConverter(pr schema.Pricing) *converter {
+	c := &converter{pr: pr, memo: map[int64]int64{}}
+	intPart, frac, _ := strings.Cut(pr.Currency.Rate, ".")
+	num, err := strconv.ParseUint(intPart+frac, 10, 64)
+	if err != nil || len(intPart)+len(frac) > 18 || num == 0 {
+		return c
+	}
+	den := uint64(1)
+	for range len(frac) {
+		den *= 10
+	}
+	for shift := pr.Currency.Exponent - pr.Default.Exponent; shift != 0; {
+		if shift > 0 {
+			if num > math.MaxUint64/10 {
+				return c
+			}
+			num, shift = num*10, shift-1
+		} else {
+			if den > math.MaxUint64/10 {
+				return c
+			}
+			den, shift = den*10, shift+1
+		}
+	}
+	c.num, c.den = num, den
+	return c
+}
+
+func (c *converter) price(prices schema.Prices) int64 {
+	if a, ok := prices[c.pr.Currency.Code]; ok {
 		return a
 	}
-	base, ok := prices[pr.Default.Code]
+	base, ok := prices[c.pr.Default.Code]
 	if !ok {
-		return pr.Price(prices).Amount
+		return c.pr.Price(prices).Amount
 	}
-	if a, ok := conv[base]; ok {
+	if c.den != 0 && base >= 0 {
+		// base*num/den rounded half away from zero, when the quotient fits 64 bits.
+		hi, lo := bits.Mul64(uint64(base), c.num)
+		if hi < c.den {
+			q, r := bits.Div64(hi, lo, c.den)
+			if r >= c.den-r {
+				q++
+			}
+			return int64(min(q, schema.MaxMinorAmount))
+		}
+	}
+	if a, ok := c.memo[base]; ok {
 		return a
 	}
-	a := pr.Price(prices).Amount
-	conv[base] = a
+	a := c.pr.Price(prices).Amount
+	c.memo[base] = a
 	return a
 }
 
