@@ -362,6 +362,24 @@ func cartSession(ctx *fasthttp.RequestCtx) ([]byte, error) {
 	return store.CartSessionHash(v), nil
 }
 
+// respond answers v with status, or err when it is not nil.
+func (s *Server) respond(ctx *fasthttp.RequestCtx, rq *request, status int, err error, v any) {
+	if err != nil {
+		s.failRoute(ctx, rq, err)
+		return
+	}
+	s.reply(ctx, rq, status, v)
+}
+
+// cartView prices a cart (see priceCart) and returns its view.
+func cartView(ctx context.Context, tx *store.Tx, t *schema.Tenant, c *store.Cart, currency string) (schema.CartView, error) {
+	pc, err := priceCart(ctx, tx, t, c, currency)
+	if err != nil {
+		return schema.CartView{}, err
+	}
+	return pc.view, nil
+}
+
 // reply writes a successful answer that is not a replicated write.
 func (s *Server) reply(ctx *fasthttp.RequestCtx, rq *request, status int, v any) {
 	ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
@@ -403,18 +421,10 @@ func (s *Server) getCart(ctx *fasthttp.RequestCtx, rq *request) {
 		if err != nil {
 			return err
 		}
-		pc, err := priceCart(ctx, tx, rq.info, c, string(ctx.QueryArgs().Peek("currency")))
-		if err != nil {
-			return err
-		}
-		view = pc.view
-		return nil
+		view, err = cartView(ctx, tx, rq.info, c, string(ctx.QueryArgs().Peek("currency")))
+		return err
 	})
-	if err != nil {
-		s.failRoute(ctx, rq, err)
-		return
-	}
-	s.reply(ctx, rq, 200, view)
+	s.respond(ctx, rq, 200, err, view)
 }
 
 // mutateCart runs fn on the session's cart, locked (created when create is set), then saves
@@ -452,18 +462,10 @@ func (s *Server) mutateCart(ctx *fasthttp.RequestCtx, rq *request, create bool, 
 		if err := tx.SaveCart(ctx, rq.info, c, settings.CartTTL); err != nil {
 			return err
 		}
-		pc, err := priceCart(ctx, tx, rq.info, c, "")
-		if err != nil {
-			return err
-		}
-		view = pc.view
-		return nil
+		view, err = cartView(ctx, tx, rq.info, c, "")
+		return err
 	})
-	if err != nil {
-		s.failRoute(ctx, rq, err)
-		return
-	}
-	s.reply(ctx, rq, 200, view)
+	s.respond(ctx, rq, 200, err, view)
 }
 
 type cartItemInput struct {
@@ -605,18 +607,10 @@ func (s *Server) deleteCart(ctx *fasthttp.RequestCtx, rq *request) {
 		if err := tx.DeleteCart(ctx, rq.info, hash); err != nil {
 			return err
 		}
-		pc, err := priceCart(ctx, tx, rq.info, nil, "")
-		if err != nil {
-			return err
-		}
-		view = pc.view
-		return nil
+		view, err = cartView(ctx, tx, rq.info, nil, "")
+		return err
 	})
-	if err != nil {
-		s.failRoute(ctx, rq, err)
-		return
-	}
-	s.reply(ctx, rq, 200, view)
+	s.respond(ctx, rq, 200, err, view)
 }
 
 type cartOptionsInput struct {

@@ -143,11 +143,7 @@ func (s *Server) register(ctx *fasthttp.RequestCtx, rq *request) {
 		out = tokenResponse{Token: token, ExpiresAt: tx.Now().Add(settings.TokenTTL), Customer: c}
 		return tx.CreateCustomerToken(ctx, rq.info, c.ID, tokenHash, settings.TokenTTL)
 	})
-	if err != nil {
-		s.failRoute(ctx, rq, err)
-		return
-	}
-	s.reply(ctx, rq, 201, out)
+	s.respond(ctx, rq, 201, err, out)
 }
 
 func (s *Server) login(ctx *fasthttp.RequestCtx, rq *request) {
@@ -203,11 +199,7 @@ func (s *Server) login(ctx *fasthttp.RequestCtx, rq *request) {
 		out = tokenResponse{Token: token, ExpiresAt: tx.Now().Add(settings.TokenTTL)}
 		return tx.CreateCustomerToken(ctx, rq.info, c.ID, tokenHash, settings.TokenTTL)
 	})
-	if err != nil {
-		s.failRoute(ctx, rq, err)
-		return
-	}
-	s.reply(ctx, rq, 200, out)
+	s.respond(ctx, rq, 200, err, out)
 }
 
 func (s *Server) logout(ctx *fasthttp.RequestCtx, rq *request) {
@@ -219,12 +211,16 @@ func (s *Server) logout(ctx *fasthttp.RequestCtx, rq *request) {
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
 		return tx.DeleteCustomerToken(ctx, rq.info, store.CustomerTokenHash(string(tok)))
 	})
+	s.noContentOr(ctx, rq, err)
+}
+
+// noContentOr answers 204, or err when it is not nil.
+func (s *Server) noContentOr(ctx *fasthttp.RequestCtx, rq *request, err error) {
 	if err != nil {
 		s.failRoute(ctx, rq, err)
 		return
 	}
-	ctx.SetStatusCode(fasthttp.StatusNoContent)
-	s.http.Count(pipeline.RouteIndex(rq.route), fasthttp.StatusNoContent)
+	s.noContent(ctx, rq)
 }
 
 func (s *Server) getCustomer(ctx *fasthttp.RequestCtx, rq *request, c *store.Customer) {
@@ -267,11 +263,7 @@ func (s *Server) customerOrders(ctx *fasthttp.RequestCtx, rq *request, c *store.
 		}
 		return nil
 	})
-	if err != nil {
-		s.failRoute(ctx, rq, err)
-		return
-	}
-	s.reply(ctx, rq, 200, out)
+	s.respond(ctx, rq, 200, err, out)
 }
 
 var errOrderNotFound = &schema.Error{Code: schema.CodeNotFound, Message: "order not found"}
@@ -291,11 +283,7 @@ func (s *Server) customerOrder(ctx *fasthttp.RequestCtx, rq *request, c *store.C
 	if err == nil && (o == nil || o.CustomerID != c.ID) {
 		err = errOrderNotFound // another customer's order does not exist for this one
 	}
-	if err != nil {
-		s.failRoute(ctx, rq, err)
-		return
-	}
-	s.reply(ctx, rq, 200, &o.View)
+	s.respond(ctx, rq, 200, err, &o.View)
 }
 
 func (s *Server) addresses(ctx *fasthttp.RequestCtx, rq *request, c *store.Customer) {
@@ -305,11 +293,7 @@ func (s *Server) addresses(ctx *fasthttp.RequestCtx, rq *request, c *store.Custo
 		out, err = tx.Addresses(ctx, rq.info, c.ID)
 		return err
 	})
-	if err != nil {
-		s.failRoute(ctx, rq, err)
-		return
-	}
-	s.reply(ctx, rq, 200, schema.List[store.SavedAddress]{Data: out})
+	s.respond(ctx, rq, 200, err, schema.List[store.SavedAddress]{Data: out})
 }
 
 func (s *Server) addAddress(ctx *fasthttp.RequestCtx, rq *request, c *store.Customer) {
@@ -327,11 +311,7 @@ func (s *Server) addAddress(ctx *fasthttp.RequestCtx, rq *request, c *store.Cust
 		out, err = tx.AddAddress(ctx, rq.info, c.ID, in.Address, in.Default)
 		return err
 	})
-	if err != nil {
-		s.failRoute(ctx, rq, err)
-		return
-	}
-	s.reply(ctx, rq, 201, out)
+	s.respond(ctx, rq, 201, err, out)
 }
 
 func (s *Server) deleteAddress(ctx *fasthttp.RequestCtx, rq *request, c *store.Customer) {
@@ -339,12 +319,7 @@ func (s *Server) deleteAddress(ctx *fasthttp.RequestCtx, rq *request, c *store.C
 	if err == nil {
 		err = s.db.Tx(ctx, func(tx *store.Tx) error { return tx.DeleteAddress(ctx, rq.info, c.ID, id) })
 	}
-	if err != nil {
-		s.failRoute(ctx, rq, err)
-		return
-	}
-	ctx.SetStatusCode(fasthttp.StatusNoContent)
-	s.http.Count(pipeline.RouteIndex(rq.route), fasthttp.StatusNoContent)
+	s.noContentOr(ctx, rq, err)
 }
 
 func (s *Server) wishlist(ctx *fasthttp.RequestCtx, rq *request, c *store.Customer) {
@@ -354,11 +329,7 @@ func (s *Server) wishlist(ctx *fasthttp.RequestCtx, rq *request, c *store.Custom
 		out, err = tx.Wishlist(ctx, rq.info, c.ID)
 		return err
 	})
-	if err != nil {
-		s.failRoute(ctx, rq, err)
-		return
-	}
-	s.reply(ctx, rq, 200, schema.List[store.WishlistItem]{Data: out})
+	s.respond(ctx, rq, 200, err, schema.List[store.WishlistItem]{Data: out})
 }
 
 func (s *Server) addToWishlist(ctx *fasthttp.RequestCtx, rq *request, c *store.Customer) {
@@ -385,11 +356,7 @@ func (s *Server) addToWishlist(ctx *fasthttp.RequestCtx, rq *request, c *store.C
 		out, err = tx.Wishlist(ctx, rq.info, c.ID)
 		return err
 	})
-	if err != nil {
-		s.failRoute(ctx, rq, err)
-		return
-	}
-	s.reply(ctx, rq, 200, schema.List[store.WishlistItem]{Data: out})
+	s.respond(ctx, rq, 200, err, schema.List[store.WishlistItem]{Data: out})
 }
 
 func (s *Server) removeFromWishlist(ctx *fasthttp.RequestCtx, rq *request, c *store.Customer) {
@@ -399,10 +366,5 @@ func (s *Server) removeFromWishlist(ctx *fasthttp.RequestCtx, rq *request, c *st
 		return
 	}
 	err = s.db.Tx(ctx, func(tx *store.Tx) error { return tx.RemoveFromWishlist(ctx, rq.info, c.ID, schema.ProductID(id)) })
-	if err != nil {
-		s.failRoute(ctx, rq, err)
-		return
-	}
-	ctx.SetStatusCode(fasthttp.StatusNoContent)
-	s.http.Count(pipeline.RouteIndex(rq.route), fasthttp.StatusNoContent)
+	s.noContentOr(ctx, rq, err)
 }
