@@ -39,9 +39,9 @@ var (
 	argAvailability = Arg{Name: "availability", Type: ArgStringList, Enum: []string{string(InStock), string(LowStock), string(OutOfStock)}, MaxItems: 3,
 		Description: "Limit to products of these availabilities (the best of their variants)."}
 	argProductSort = Arg{Name: "sort", Type: ArgString, Default: SortNewest, Enum: []string{SortNewest, SortPriceAsc, SortPriceDesc, SortTitle},
-		Description: "Order of the products; ties go to the newest, then the lowest id."}
+		Description: "Order of the products; ties go to the newest."}
 	argSearchSort = Arg{Name: "sort", Type: ArgString, Default: SortRelevance, Enum: []string{SortRelevance, SortNewest, SortPriceAsc, SortPriceDesc, SortTitle},
-		Description: "Order of the results; relevance without a query is newest. Ties go to relevance, then the newest, then the lowest id."}
+		Description: "Order of the results; relevance without a query is newest. Ties go to relevance, then the newest."}
 	// argQuery is declared last on its routes: it is the one free-form string of their cache keys
 	// (Args.AppendKey), so nothing another argument holds can be mistaken for part of it.
 	argQuery = Arg{Name: "q", Type: ArgString,
