@@ -46,7 +46,7 @@ type LogCommit struct {
 
 // DB is the origin's database handle. It is safe for concurrent use.
 type DB struct {
-	pool *pgxpool.Pool
+	pool pool
 	cfg  Config
 }
 
@@ -59,14 +59,14 @@ func Open(ctx context.Context, dsn string, cfg Config) (*DB, error) {
 	if cfg.MaxConns > 0 {
 		pcfg.MaxConns = cfg.MaxConns
 	}
-	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	p, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return nil, fmt.Errorf("store: connect: %w", err)
 	}
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := pool.Ping(pctx); err != nil {
-		pool.Close()
+	if err := p.Ping(pctx); err != nil {
+		p.Close()
 		return nil, fmt.Errorf("store: database at %s does not answer: %w", pcfg.ConnConfig.Host, err)
 	}
 	if cfg.MaxRetries == 0 {
@@ -84,7 +84,7 @@ func Open(ctx context.Context, dsn string, cfg Config) (*DB, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &DB{pool: pool, cfg: cfg}, nil
+	return &DB{pool: pool{p}, cfg: cfg}, nil
 }
 
 // Close closes the pool.

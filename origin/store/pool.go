@@ -1,0 +1,80 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// pool is the connection pool as this package uses it: every call that may acquire a connection
+// runs with the caller's context detached (see detach).
+//
+// Why: when the pool must open a connection, pgxpool (through puddle) does it in a background
+// goroutine with a context that forwards Value calls to the acquiring context, and dialing calls
+// Value. Handlers pass their *fasthttp.RequestCtx, which fasthttp reuses once the handler
+// returns: a connection opened after that read a recycled request (a data race the race detector
+// caught at server shutdown). Detached contexts keep the caller's cancellation and deadline and
+// answer no values.
+type pool struct{ p *pgxpool.Pool }
+
+func (p pool) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	return p.p.Query(detach(ctx), sql, args...)
+}
+
+func (p pool) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	return p.p.QueryRow(detach(ctx), sql, args...)
+}
+
+func (p pool) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	return p.p.Exec(detach(ctx), sql, args...)
+}
+
+func (p pool) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) {
+	return p.p.BeginTx(detach(ctx), opts)
+}
+
+func (p pool) Begin(ctx context.Context) (pgx.Tx, error) { return p.p.Begin(detach(ctx)) }
+
+func (p pool) Ping(ctx context.Context) error { return p.p.Ping(detach(ctx)) }
+
+func (p pool) Close() { p.p.Close() }
+
+// detached is a context with a caller's cancellation channel and deadline, read once when it was
+// made, and no values.
+type detached struct {
+	done        <-chan struct{}
+	deadline    time.Time
+	hasDeadline bool
+}
+
+// detach returns a context that is cancelled when ctx is, without ever calling ctx again.
+func detach(ctx context.Context) context.Context {
+	if ctx == context.Background() {
+		return ctx
+	}
+	d := detached{done: ctx.Done()}
+	d.deadline, d.hasDeadline = ctx.Deadline()
+	return d
+}
+
+func (d detached) Deadline() (time.Time, bool) { return d.deadline, d.hasDeadline }
+func (d detached) Done() <-chan struct{}       { return d.done }
+func (d detached) Value(any) any               { return nil }
+
+func (d detached) Err() error {
+	if d.done == nil {
+		return nil
+	}
+	select {
+	case <-d.done:
+		if d.hasDeadline && !time.Now().Before(d.deadline) {
+			return context.DeadlineExceeded
+		}
+		return context.Canceled
+	default:
+		return nil
+	}
+}
