@@ -361,7 +361,7 @@ func orderView(pc *pricedCart, o *store.Order, in *checkoutInput, t *schema.Tena
 func (s *Server) settle(ctx context.Context, rq *request, o *store.Order, status, paymentRef string) error {
 	t := rq.info
 	var settled *store.Order
-	commits, err := s.db.WriteTx(ctx, func(tx *store.Tx) error {
+	commits, err := s.db.LockedWriteTx(ctx, func(tx *store.Tx) error {
 		cur, err := tx.LockOrder(ctx, t, o.ID)
 		if err != nil {
 			return err
@@ -379,15 +379,23 @@ func (s *Server) settle(ctx context.Context, rq *request, o *store.Order, status
 		if status != schema.OrderPaid {
 			return tx.ReleaseReservation(ctx, t, cur)
 		}
-		if err := tx.DeleteCheckedOutCart(ctx, t, cur.Reservation); err != nil {
-			return err
-		}
 		tx.EmitOrderEvent(t, store.EventOrderCreated, cur)
 		tx.EmitOrderEvent(t, store.EventOrderPaid, cur)
 		return nil
 	})
 	if err != nil {
 		return err
+	}
+	if settled.Status == schema.OrderPaid && status == schema.OrderPaid {
+		// The cart goes in a transaction of its own: deleting it in the one above made
+		// concurrent checkouts conflict through PostgreSQL's page-level predicate locks (a
+		// settle deleting from the carts index page that another checkout's reserve read,
+		// while that reserve inserted into the orders page this settle read). A cart that
+		// outlives its order by a failure here is only a stale cart: it expires.
+		// The DELETE locks the row it removes and checks its revision: READ COMMITTED suffices.
+		if _, err := s.db.LockedWriteTx(ctx, func(tx *store.Tx) error { return tx.DeleteCheckedOutCart(ctx, t, settled.Reservation) }); err != nil {
+			s.log.Warn("checkout: deleting the checked-out cart failed", "err", err, "order", settled.ID)
+		}
 	}
 	rq.commits = append(rq.commits, commits...)
 	*o = *settled

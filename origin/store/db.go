@@ -109,21 +109,33 @@ var errBudget = &schema.Error{Code: schema.CodeUnavailable, Message: "the databa
 // 40P01 as retryable, and its savepoint-based ExecuteTx is wrong on PostgreSQL (a statement-level
 // 40001 is retried in the same snapshot, and a 40001 at COMMIT is swallowed).
 func (db *DB) Tx(ctx context.Context, fn func(tx *Tx) error) error {
-	_, err := db.tx(ctx, fn)
+	_, err := db.tx(ctx, pgx.Serializable, fn)
 	return err
 }
 
 // WriteTx is Tx for replicated writes: it returns the last version the transaction took of each
 // log it changed.
 func (db *DB) WriteTx(ctx context.Context, fn func(tx *Tx) error) ([]LogCommit, error) {
-	return db.tx(ctx, fn)
+	return db.tx(ctx, pgx.Serializable, fn)
 }
 
-func (db *DB) tx(ctx context.Context, fn func(tx *Tx) error) ([]LogCommit, error) {
+// LockedWriteTx is WriteTx at READ COMMITTED, for a transaction that needs no serializable
+// snapshot: every row it decides on it has locked first (SELECT … FOR UPDATE, or an UPDATE's own
+// lock), and every other change it makes is a commutative increment (stock + q, balance + a).
+// Settling a checkout is one: it locks its order, then moves it on or gives its reservation back.
+// Run SERIALIZABLE, such a transaction only adds read-write dependencies through PostgreSQL's
+// page-granular predicate locks (its order's index page, which concurrent checkouts insert
+// into), and aborts other checkouts for nothing: measured, half the retries of 50 parallel
+// checkouts. CockroachDB runs it SERIALIZABLE unless READ COMMITTED is enabled there.
+func (db *DB) LockedWriteTx(ctx context.Context, fn func(tx *Tx) error) ([]LogCommit, error) {
+	return db.tx(ctx, pgx.ReadCommitted, fn)
+}
+
+func (db *DB) tx(ctx context.Context, iso pgx.TxIsoLevel, fn func(tx *Tx) error) ([]LogCommit, error) {
 	deadline := time.Now().Add(db.cfg.RetryBudget)
 	backoff := db.cfg.BaseBackoff
 	for attempt := 0; ; attempt++ {
-		commits, err := db.attempt(ctx, fn)
+		commits, err := db.attempt(ctx, iso, fn)
 		if err == nil {
 			if len(commits) > 0 && db.cfg.OnCommit != nil {
 				db.cfg.OnCommit(commits)
@@ -155,8 +167,8 @@ func (db *DB) tx(ctx context.Context, fn func(tx *Tx) error) ([]LogCommit, error
 	}
 }
 
-func (db *DB) attempt(ctx context.Context, fn func(tx *Tx) error) ([]LogCommit, error) {
-	pg, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable})
+func (db *DB) attempt(ctx context.Context, iso pgx.TxIsoLevel, fn func(tx *Tx) error) ([]LogCommit, error) {
+	pg, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: iso})
 	if err != nil {
 		return nil, err
 	}
