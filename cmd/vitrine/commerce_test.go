@@ -483,3 +483,35 @@ func TestCheckoutIdempotencyAndPayments(t *testing.T) {
 		}
 	})
 }
+
+func TestStockCrossingEvents(t *testing.T) {
+	sh := newShop(t)
+	id := sh.product("Kite", 1500, schema.DefaultLowStockThreshold+1)
+	buy := func(q int64) {
+		t.Helper()
+		session := newSession()
+		sh.add(session, id, q)
+		if r := sh.do("POST", "/api/checkout", session, guest); r.status != 201 {
+			t.Fatalf("checkout: %d %s", r.status, r.body)
+		}
+	}
+	buy(1) // in_stock → low_stock
+	buy(1) // stays low: no event
+	buy(schema.DefaultLowStockThreshold - 1)
+	if n := sh.stock(id); n != 0 {
+		t.Fatalf("stock %d", n)
+	}
+	// A restock through the admin API crosses back.
+	r := sh.do("PATCH", fmt.Sprintf("/api/admin/variants/%d", id), "", `{"stock":50}`, "Authorization", sh.auth)
+	if r.status != 200 {
+		t.Fatalf("restock: %d %s", r.status, r.body)
+	}
+	for kind, want := range map[string]int{store.EventLowStock: 1, store.EventOutOfStock: 1, store.EventBackInStock: 1, store.EventOrderPaid: 3} {
+		if n := sh.events(kind, want); n != want {
+			t.Errorf("%d %s events, want %d", n, kind, want)
+		}
+	}
+	if r := sh.do("GET", "/api/products/p-1", "", "", "Vitrine-Min-Version", r.header.Get("Vitrine-Write-Version")); !strings.Contains(string(r.body), `"availability":"in_stock"`) {
+		t.Fatalf("after the restock: %s", r.body)
+	}
+}
