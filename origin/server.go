@@ -83,6 +83,7 @@ type Server struct {
 
 	writes, writeWaitTimeouts, authFailures *metrics.Counter
 	handlers                                map[string]handlerFunc
+	validators                              map[string]validator // batch pre-checks (batch.go)
 }
 
 // request is the per-request state handlers receive.
@@ -127,6 +128,8 @@ func New(cfg Config, db *store.DB, rep *replica.Replica) *Server {
 	s.writeWaitTimeouts = cfg.Metrics.NewCounter(`vitrine_origin_write_wait_timeouts_total`)
 	s.authFailures = cfg.Metrics.NewCounter(`vitrine_origin_auth_failures_total`)
 	s.handlers = map[string]handlerFunc{}
+	s.validators = map[string]validator{}
+	s.batchHandlers()
 	s.catalogHandlers()
 	s.cmsHandlers()
 	s.cartHandlers()
@@ -388,6 +391,9 @@ func (s *Server) replicaVersion(ctx *fasthttp.RequestCtx, t *replica.Tenant) {
 func (s *Server) dispatch(ctx *fasthttp.RequestCtx, r *schema.Route) {
 	rq := ctx.UserValue(stateKey).(*request)
 	rq.route = r
+	if s.batchGate(ctx, rq, r) {
+		return
+	}
 	if r.Interface == schema.Commerce && r.Auth == schema.AuthStaff {
 		if rq.user == nil {
 			ctx.Response.Header.Set(fasthttp.HeaderWWWAuthenticate, `Basic realm="vitrine"`)

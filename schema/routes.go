@@ -257,6 +257,8 @@ var Routes = []Route{
 		{Name: "exclude", Type: ArgIntList, Description: "Ensure result set excludes specific IDs."},
 		{Name: "status", Type: ArgStringList, Default: "publish", Enum: []string{"publish", "future", "draft", "pending", "private", "trash", "any"}, Description: "Limit result set to posts assigned one or more statuses."},
 	}, Batch: true},
+	// CMS batch: up to 25 requests to batch-capable routes, run by the origin (origin/batch.go).
+	{Name: "cms.batch", Method: "POST", Interface: CMS, Path: "/batch/v1", Server: AtOrigin},
 	{Name: "cms.posts.create", Method: "POST", Interface: CMS, Path: "/cms/v2/posts", Server: AtOrigin, Auth: AuthStaff, Cap: CapEditPosts, Batch: true},
 	{Name: "cms.posts.get", Method: "GET", Interface: CMS, Path: "/cms/v2/posts/{id}", Server: AtEdge, Args: []Arg{
 		argContext,
