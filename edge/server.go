@@ -216,6 +216,8 @@ type request struct {
 	cacheable bool
 	rawKey    []byte
 	headers   pipeline.Headers
+	// shaped: the query names CMS shaping parameters (_fields, _envelope, _jsonp, _embed).
+	shaped bool
 }
 
 // Handler serves one request.
@@ -235,32 +237,49 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 		s.http.Count(pipeline.RoutePreflight, ctx.Response.StatusCode())
 		return
 	}
+	// An invalid _jsonp callback is refused before anything else, as WordPress does.
+	if iface == schema.CMS && !pipeline.CheckJSONP(ctx) {
+		pipeline.CORS(&ctx.Response.Header, iface, hs.Origin)
+		s.http.Count(pipeline.RouteNotFound, ctx.Response.StatusCode())
+		return
+	}
 	t := s.rep.Lookup(ctx.Host(), hs.TenantSlug)
 	if t == nil {
 		pipeline.CORS(&ctx.Response.Header, iface, hs.Origin)
 		pipeline.NotFound(ctx, iface)
+		pipeline.Reshape(ctx, iface, "")
 		s.http.Count(pipeline.RouteNotFound, 404)
 		return
 	}
 	pipeline.CORS(&ctx.Response.Header, iface, hs.Origin)
 	if !s.rateLimit(ctx, iface, t) {
+		pipeline.Reshape(ctx, iface, apiRoot(t))
 		return
 	}
 	if !t.Ready() {
 		pipeline.NotReady(ctx, iface)
+		pipeline.Reshape(ctx, iface, apiRoot(t))
 		s.http.Count(pipeline.RouteNotFound, 503)
 		return
 	}
 	floor, err := minVersion(hs.MinVersion, ctx.QueryArgs().Peek("vitrine_min_version"))
 	if err != nil {
 		pipeline.WriteError(ctx, iface, err)
+		pipeline.Reshape(ctx, iface, apiRoot(t))
 		return
 	}
 	if floor > t.Version() && !s.waitFloor(ctx, iface, t, floor) {
+		pipeline.Reshape(ctx, iface, apiRoot(t))
 		return
 	}
 	// A CMS post password unlocks content only the origin's full replica holds.
 	anonymous := hs.Anonymous() && !(iface == schema.CMS && ctx.QueryArgs().Has("password"))
+	// OPTIONS on a CMS route describes the route to anyone, without its handler; with
+	// credentials it is forwarded like any other request, so that a bad one is a 401 first.
+	if iface == schema.CMS && anonymous && ctx.IsOptions() {
+		s.options(ctx, t, route)
+		return
+	}
 	cacheable := s.cache != nil && (ctx.IsGet() || ctx.IsHead()) && anonymous
 	var kb [512]byte
 	var raw []byte
@@ -281,8 +300,29 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 		s.forward(ctx, iface, t, rid)
 		return
 	}
-	ctx.SetUserValue(stateKey, &request{iface: iface, tenant: t, cacheable: cacheable && raw != nil, rawKey: bytes.Clone(raw), headers: hs})
+	ctx.SetUserValue(stateKey, &request{iface: iface, tenant: t, cacheable: cacheable && raw != nil, rawKey: bytes.Clone(raw), headers: hs,
+		shaped: iface == schema.CMS && pipeline.HasShapeParams(ctx.QueryArgs())})
 	h(ctx)
+}
+
+// apiRoot is the URL of a tenant's CMS discovery index ("" before its registry entry arrived).
+func apiRoot(t *replica.Tenant) string {
+	if info := t.Info(); info != nil {
+		return schema.Site{Base: schema.CanonicalBaseURL(info.BaseURL)}.APIRoot()
+	}
+	return ""
+}
+
+// options answers OPTIONS on a CMS path with the route's description (pipeline.Options).
+func (s *Server) options(ctx *fasthttp.RequestCtx, t *replica.Tenant, route []byte) {
+	base := ""
+	if info := t.Info(); info != nil {
+		base = info.BaseURL
+	}
+	pipeline.Options(ctx, base, route)
+	pipeline.Reshape(ctx, schema.CMS, apiRoot(t))
+	s.setReplicaVersion(ctx, t)
+	s.http.Count(pipeline.RouteNotFound, ctx.Response.StatusCode())
 }
 
 // rawKey builds the cache key of a request as it came: tenant, interface, route and the query
@@ -351,7 +391,21 @@ func (s *Server) read(ctx *fasthttp.RequestCtx, r *schema.Route) {
 			return
 		}
 		ck = canonicalKey(t, r, ctx, args)
+		if st.shaped {
+			// The shaped answer is cached under the canonical key and the normalised shape.
+			sh := pipeline.ParseShape(ctx.QueryArgs())
+			sk := sh.Key(bytes.Clone(ck))
+			if e := s.cache.Get(cache.Hash(sk), sk, ctx.Time().UnixNano()); e != nil {
+				s.alias(e, st.rawKey)
+				s.serve(ctx, iface, t, e, &st.headers)
+				return
+			}
+		}
 		if e := s.cache.Get(cache.Hash(ck), ck, ctx.Time().UnixNano()); e != nil {
+			if st.shaped {
+				s.serveShaped(ctx, iface, t, e, st)
+				return
+			}
 			s.alias(e, st.rawKey)
 			s.serve(ctx, iface, t, e, &st.headers)
 			return
@@ -384,9 +438,27 @@ func (s *Server) read(ctx *fasthttp.RequestCtx, r *schema.Route) {
 	}
 	e := cache.Build(ck, resp.Status, contentType, resp.Body, resp.Deps, expires, headers, pipeline.RouteIndex(r))
 	s.cache.Put(cache.Hash(ck), e)
-	s.alias(e, st.rawKey)
 	s.fills.Inc()
+	if st.shaped {
+		s.serveShaped(ctx, iface, t, e, st)
+		return
+	}
+	s.alias(e, st.rawKey)
 	s.serve(ctx, iface, t, e, &st.headers)
+}
+
+// serveShaped answers a CMS read whose query shapes it (_fields, _envelope, _jsonp) from the
+// entry of its unshaped answer: the shaped body is built once, cached under the canonical key
+// plus the normalised shape (and the raw key), and served like any entry, so the next identical
+// request is an allocation-free hit.
+func (s *Server) serveShaped(ctx *fasthttp.RequestCtx, iface schema.Interface, t *replica.Tenant, e *cache.Entry, st *request) {
+	sh := pipeline.ParseShape(ctx.QueryArgs())
+	out := sh.Apply(e.Status, e.Headers, e.Identity, apiRoot(t))
+	sk := sh.Key(bytes.Clone(e.Key))
+	se := cache.Build(sk, out.Status, string(out.ContentType), out.Body, e.Deps, e.Expires, out.Headers, e.Route)
+	s.cache.Put(cache.Hash(sk), se)
+	s.alias(se, st.rawKey)
+	s.serve(ctx, iface, t, se, &st.headers)
 }
 
 // writeUncached answers a rendered body that is not cached.
@@ -405,7 +477,8 @@ func (s *Server) writeUncached(ctx *fasthttp.RequestCtx, iface schema.Interface,
 	s.setReplicaVersion(ctx, t)
 	ctx.SetStatusCode(status)
 	ctx.SetBody(body)
-	s.http.Count(pipeline.RouteIndex(r), status)
+	pipeline.Reshape(ctx, iface, apiRoot(t))
+	s.http.Count(pipeline.RouteIndex(r), ctx.Response.StatusCode())
 }
 
 func hasHeader(h [][2][]byte, name string) bool {
@@ -429,7 +502,9 @@ func (s *Server) alias(e *cache.Entry, raw []byte) {
 
 func (s *Server) fail(ctx *fasthttp.RequestCtx, iface schema.Interface, r *schema.Route, err error) {
 	pipeline.WriteError(ctx, iface, err)
-	s.setReplicaVersion(ctx, ctx.UserValue(stateKey).(*request).tenant)
+	t := ctx.UserValue(stateKey).(*request).tenant
+	pipeline.Reshape(ctx, iface, apiRoot(t))
+	s.setReplicaVersion(ctx, t)
 	s.http.Count(pipeline.RouteIndex(r), ctx.Response.StatusCode())
 }
 
@@ -574,6 +649,7 @@ func (s *Server) forward(ctx *fasthttp.RequestCtx, iface schema.Interface, t *re
 		pipeline.CORS(&ctx.Response.Header, iface, ctx.Request.Header.Peek(fasthttp.HeaderOrigin))
 		pipeline.WriteError(ctx, iface, &schema.Error{Code: schema.CodeUnavailable, CMSCode: "rest_origin_unavailable",
 			Message: "The store's origin is unavailable; retry shortly", RetryAfter: 1})
+		pipeline.Reshape(ctx, iface, apiRoot(t))
 		s.setReplicaVersion(ctx, t)
 		s.http.Count(pipeline.RouteForwarded, ctx.Response.StatusCode())
 		return

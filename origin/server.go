@@ -189,6 +189,26 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 		s.http.Count(pipeline.RoutePreflight, ctx.Response.StatusCode())
 		return
 	}
+	// CMS answers are shaped last (_fields, _envelope, _jsonp), whatever answered them; an
+	// invalid _jsonp callback is refused before anything else, as WordPress does. Inside a
+	// batch only _fields applies, and there is no method override (WordPress's batch runs its
+	// requests past the envelope, JSONP and override handling).
+	var root string
+	inBatch := ctx.UserValue(batchItemKey) != nil
+	if iface == schema.CMS {
+		if !inBatch && !pipeline.CheckJSONP(ctx) {
+			pipeline.CORS(&ctx.Response.Header, iface, origin)
+			s.http.Count(pipeline.RouteNotFound, ctx.Response.StatusCode())
+			return
+		}
+		defer func() {
+			if inBatch {
+				pipeline.ReshapeFields(ctx, iface)
+			} else {
+				pipeline.Reshape(ctx, iface, root)
+			}
+		}()
+	}
 	t := s.rep.Lookup(ctx.Host(), ctx.Request.Header.Peek("X-Tenant-Slug"))
 	if t == nil {
 		pipeline.CORS(&ctx.Response.Header, iface, origin)
@@ -203,6 +223,7 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 		s.http.Count(pipeline.RouteNotFound, 503)
 		return
 	}
+	root = schema.Site{Base: schema.CanonicalBaseURL(info.BaseURL)}.APIRoot()
 	if err := s.floor(ctx, t); err != nil {
 		s.fail(ctx, iface, pipeline.RouteNotFound, err)
 		return
@@ -213,6 +234,18 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 		ctx.Response.Header.Set(fasthttp.HeaderWWWAuthenticate, `Basic realm="vitrine"`)
 		s.fail(ctx, iface, pipeline.RouteNotFound, err)
 		return
+	}
+	if iface == schema.CMS {
+		// After authentication, as WordPress: a bad credential is a 401 even here.
+		if !inBatch {
+			pipeline.MethodOverride(ctx)
+		}
+		if ctx.IsOptions() {
+			pipeline.Options(ctx, info.BaseURL, route)
+			s.replicaVersion(ctx, t)
+			s.http.Count(pipeline.RouteNotFound, ctx.Response.StatusCode())
+			return
+		}
 	}
 	h := s.router.Lookup(ctx, iface, ctx.Method(), route)
 	if h == nil {

@@ -244,6 +244,19 @@ var Routes = []Route{
 	{Name: "admin.currencies.update", Method: "PATCH", Interface: Commerce, Path: "/api/admin/currencies/{code}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog},
 	{Name: "admin.currencies.delete", Method: "DELETE", Interface: Commerce, Path: "/api/admin/currencies/{code}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog},
 
+	// CMS discovery (schema/discovery.go builds the bodies from this table): the index "/" and one
+	// root per namespace, in the order the index lists the namespaces. Anonymous, public, changed
+	// only by a deploy and the tenant's registry entry: edges answer them. Arguments are
+	// WordPress's: context (no enum; the index ignores it) and namespace (the one described).
+	{Name: "cms.index", Method: "GET", Interface: CMS, Path: "/", Server: AtEdge, Args: []Arg{argIndexContext}},
+	{Name: cmsNamespaceRoute, Method: "GET", Interface: CMS, Path: "/oembed/1.0", Server: AtEdge, Args: namespaceArgs("oembed/1.0")},
+	{Name: cmsNamespaceRoute, Method: "GET", Interface: CMS, Path: "/agent/v1", Server: AtEdge, Args: namespaceArgs("agent/v1")},
+	{Name: cmsNamespaceRoute, Method: "GET", Interface: CMS, Path: "/cms/v2", Server: AtEdge, Args: namespaceArgs("cms/v2")},
+	{Name: cmsNamespaceRoute, Method: "GET", Interface: CMS, Path: "/cms-site-health/v1", Server: AtEdge, Args: namespaceArgs("cms-site-health/v1")},
+	{Name: cmsNamespaceRoute, Method: "GET", Interface: CMS, Path: "/cms-block-editor/v1", Server: AtEdge, Args: namespaceArgs("cms-block-editor/v1")},
+	{Name: cmsNamespaceRoute, Method: "GET", Interface: CMS, Path: "/cms-abilities/v1", Server: AtEdge, Args: namespaceArgs("cms-abilities/v1")},
+	// End of CMS discovery.
+
 	// CMS: posts. Anonymous reads of published posts are answered by edges; reads with
 	// credentials or a post password, and every write, by the origin.
 	{Name: "cms.posts.list", Method: "GET", Interface: CMS, Path: "/cms/v2/posts", Server: AtEdge, Args: []Arg{

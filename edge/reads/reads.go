@@ -91,6 +91,9 @@ func Answer(req *Request) Response {
 	if info == nil {
 		return Response{Err: &schema.Error{Code: schema.CodeNotReady, Message: "This store is still loading; retry shortly", RetryAfter: 1}}
 	}
+	if r, ok := answerDiscovery(req, args, info); ok { // the CMS index and namespace roots (discovery.go)
+		return r
+	}
 	switch req.Route.Name {
 	case "products.list":
 		return productsList(req, args, info)
