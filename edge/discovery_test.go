@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -319,4 +320,40 @@ func TestShapingParameters(t *testing.T) {
 	if string(other.Body()) != string(again.Body()) {
 		t.Fatalf("normalised filter answers %s", other.Body())
 	}
+}
+
+// BenchmarkShapedMiss measures what a shaped request costs when only its unshaped answer is
+// cached (the canonical entry): shaping ten posts plus building and compressing the shaped entry.
+// A repeat of the same request is then a raw-key hit, the allocation-free path.
+func BenchmarkShapedMiss(b *testing.B) {
+	for _, bc := range []struct{ name, shape string }{
+		{"fields", "&_fields=id,title.rendered,link"},
+		{"envelope", "&_envelope"},
+		{"jsonp", ""},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			f := newFixture(b, edge.Config{})
+			list := "/index.php?rest_route=/cms/v2/posts&per_page=10"
+			f.do(req{uri: list})
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				// A new callback each time: a miss of the raw and shaped keys.
+				resp := f.do(req{uri: list + bc.shape + "&_jsonp=cb" + strconv.Itoa(i)})
+				if resp.StatusCode() != 200 {
+					b.Fatal(resp.StatusCode())
+				}
+			}
+		})
+	}
+	b.Run("hit", func(b *testing.B) {
+		f := newFixture(b, edge.Config{})
+		uri := "/index.php?rest_route=/cms/v2/posts&per_page=10&_fields=id,title.rendered,link"
+		f.do(req{uri: uri})
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			f.do(req{uri: uri})
+		}
+	})
 }
