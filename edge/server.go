@@ -216,7 +216,7 @@ type request struct {
 	cacheable bool
 	rawKey    []byte
 	headers   pipeline.Headers
-	// shaped: the query names CMS shaping parameters (_fields, _envelope, _jsonp, _embed).
+	// shaped: the query names CMS shaping parameters (_fields, _envelope, _jsonp).
 	shaped bool
 }
 
@@ -364,6 +364,9 @@ func canonicalKey(t *replica.Tenant, r *schema.Route, ctx *fasthttp.RequestCtx, 
 	k = append(k, pipeline.Param(ctx, "slug")...)
 	k = append(k, pipeline.Param(ctx, "id")...)
 	k = append(k, 0)
+	if r.Interface == schema.CMS {
+		k = pipeline.AppendEmbedKey(k, ctx.QueryArgs())
+	}
 	return args.AppendKey(k)
 }
 

@@ -14,7 +14,7 @@ import (
 
 // CMS response shaping: the global parameters WordPress applies to every REST response, in its
 // order. _fields filters a success's body (never an error's); _embed (not applied here: the
-// post-type reads expand embeddable links before _fields, see Shape.Embed) ; _envelope wraps the
+// post-type reads expand embeddable links before _fields, see AppendEmbedKey); _envelope wraps the
 // answer as {body, status, headers} with status 200; _jsonp wraps it as /**/cb(…) in
 // application/javascript. An invalid _jsonp callback is refused before anything else, even
 // before the route is matched (CheckJSONP). Edges and the origin shape the same way: the
@@ -28,20 +28,31 @@ type Shape struct {
 	Envelope bool
 	// JSONP is the validated _jsonp callback ("" for none).
 	JSONP string
-	// Embed is the raw _embed value ("" when absent; "1" when present without a value). It is
-	// part of Key so that embedded answers are cached apart; expanding the links is the reads'
-	// job (it must run before _fields, which may name _embedded).
-	Embed string
 }
 
 // Active reports whether the shape changes anything.
 func (sh *Shape) Active() bool {
-	return sh.Fields != nil || sh.Envelope || sh.JSONP != "" || sh.Embed != ""
+	return sh.Fields != nil || sh.Envelope || sh.JSONP != ""
 }
 
 // HasShapeParams reports, without allocating, whether a query names a shaping parameter.
 func HasShapeParams(q *fasthttp.Args) bool {
-	return q.Has("_fields") || q.Has("_fields[]") || q.Has("_envelope") || q.Has("_jsonp") || q.Has("_embed")
+	return q.Has("_fields") || q.Has("_fields[]") || q.Has("_envelope") || q.Has("_jsonp")
+}
+
+// AppendEmbedKey appends a CMS request's _embed to a cache key: "" when absent, "1" when present
+// without a value, else the value. Expanding embeddable links is the reads' job (before _fields,
+// which may name _embedded): they read _embed from the query, and the edge keys their bodies by
+// it through this.
+func AppendEmbedKey(dst []byte, q *fasthttp.Args) []byte {
+	if !q.Has("_embed") {
+		return dst
+	}
+	dst = append(dst, 0, 'm', '=')
+	if v := q.Peek("_embed"); len(v) > 0 {
+		return append(dst, v...)
+	}
+	return append(dst, '1')
 }
 
 // errJSONP is WordPress's answer to an invalid callback: no data member.
@@ -101,12 +112,6 @@ func ParseShape(q *fasthttp.Args) Shape {
 	if cb := q.Peek("_jsonp"); ValidJSONPCallback(cb) {
 		sh.JSONP = string(cb)
 	}
-	if q.Has("_embed") {
-		sh.Embed = string(q.Peek("_embed"))
-		if sh.Embed == "" {
-			sh.Embed = "1"
-		}
-	}
 	return sh
 }
 
@@ -124,10 +129,6 @@ func (sh *Shape) Key(dst []byte) []byte {
 	if sh.JSONP != "" {
 		dst = append(dst, "&j="...)
 		dst = append(dst, sh.JSONP...)
-	}
-	if sh.Embed != "" {
-		dst = append(dst, "&m="...)
-		dst = append(dst, sh.Embed...)
 	}
 	return dst
 }
