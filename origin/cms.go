@@ -35,12 +35,46 @@ type postInput struct {
 	Template      *string            `json:"template"`
 	Categories    *[]Int             `json:"categories"`
 	Tags          *[]Int             `json:"tags"`
+	// Pages and menu items.
+	Parent    *Int `json:"parent"`
+	MenuOrder *Int `json:"menu_order"`
+	// Blocks.
+	PatternCategories *[]Int `json:"cms_pattern_category"`
+	// Menu items (type is the menu item's link type, not the post type).
+	ItemType    *string   `json:"type"`
+	URL         *string   `json:"url"`
+	AttrTitle   *string   `json:"attr_title"`
+	Description *string   `json:"description"`
+	Target      *string   `json:"target"`
+	Classes     *[]string `json:"classes"`
+	XFN         *[]string `json:"xfn"`
+	Object      *string   `json:"object"`
+	ObjectID    *Int      `json:"object_id"`
+	Menus       *Int      `json:"menus"`
 }
 
+// cmsHandlers registers the writes of every post type (schema.PostTypes), and the reads of the
+// types edges do not answer (blocks and menu items need capabilities to read): those run the
+// same read engine as edges, from the origin's full replica.
 func (s *Server) cmsHandlers() {
-	s.handlers["cms.posts.create"] = s.createPost
-	s.handlers["cms.posts.update"] = s.updatePost
-	s.handlers["cms.posts.delete"] = s.deletePost
+	for _, t := range schema.PostTypes {
+		n := "cms." + t.RestBase
+		s.handlers[n+".create"] = s.createPost
+		s.handlers[n+".update"] = s.updatePost
+		s.handlers[n+".delete"] = s.deletePost
+		if !t.PublicRead {
+			read := func(ctx *fasthttp.RequestCtx, rq *request) { s.read(ctx, rq.route) }
+			s.handlers[n+".list"], s.handlers[n+".get"] = read, read
+		}
+	}
+}
+
+// postType returns the post type of the request's route.
+func postType(rq *request) *schema.PostType {
+	if t := schema.PostTypeOfRoute(rq.route); t != nil {
+		return t
+	}
+	return schema.PostTypes[0]
 }
 
 var writableStatuses = []string{"publish", "future", "draft", "pending", "private", "trash"}
@@ -65,6 +99,18 @@ func (in *postInput) validate() error {
 	}
 	if in.Format != nil && !contains(schema.PostFormats, *in.Format) {
 		return cmsInvalid("format", "format is not one of standard, aside, chat, gallery, link, image, quote, status, video, and audio.")
+	}
+	if in.ItemType != nil && !contains([]string{"taxonomy", "post_type", "post_type_archive", "custom"}, *in.ItemType) {
+		return cmsInvalid("type", "type is not one of taxonomy, post_type, post_type_archive, and custom.")
+	}
+	if in.Target != nil && *in.Target != "" && *in.Target != "_blank" {
+		return cmsInvalid("target", "target is not one of _blank and .")
+	}
+	if in.Parent != nil && *in.Parent < 0 {
+		return cmsInvalid("parent", "parent must be greater than or equal to 0")
+	}
+	if in.ObjectID != nil && *in.ObjectID < 0 {
+		return cmsInvalid("object_id", "object_id must be greater than or equal to 0")
 	}
 	for name, d := range map[string]*string{"date": in.Date, "date_gmt": in.DateGMT} {
 		if d != nil {
@@ -172,6 +218,36 @@ func applyPost(rq *request, now time.Time, in *postInput, p *schema.Post, old *s
 	if in.Tags != nil {
 		p.Tags = termIDs(*in.Tags)
 	}
+	if in.Parent != nil {
+		p.Parent = schema.PostID(*in.Parent)
+	}
+	if in.MenuOrder != nil {
+		p.MenuOrder = int(*in.MenuOrder)
+	}
+	if in.PatternCategories != nil {
+		p.PatternCategories = termIDs(*in.PatternCategories)
+	}
+	if p.Type == "nav_menu_item" {
+		mi := schema.MenuItem{Type: "custom"}
+		if p.MenuItem != nil {
+			mi = *p.MenuItem
+		}
+		set(&mi.Type, in.ItemType)
+		set(&mi.URL, in.URL)
+		set(&mi.AttrTitle, in.AttrTitle)
+		set(&mi.Description, in.Description)
+		set(&mi.Target, in.Target)
+		set(&mi.Classes, in.Classes)
+		set(&mi.XFN, in.XFN)
+		set(&mi.Object, in.Object)
+		if in.ObjectID != nil {
+			mi.ObjectID = int64(*in.ObjectID)
+		}
+		if in.Menus != nil {
+			mi.Menus = schema.TermID(*in.Menus)
+		}
+		p.MenuItem = &mi
+	}
 	if in.Status != nil {
 		p.Status = schema.PostStatus(*in.Status)
 	}
@@ -220,18 +296,19 @@ func termIDs(ids []Int) []schema.TermID {
 
 // checkPostPermissions applies WordPress's capability rules to a post about to be written.
 func checkPostPermissions(rq *request, p, old *schema.Post, creating bool) error {
+	caps := postType(rq).Caps
 	verb := "create"
 	if !creating {
 		verb = "update"
 	}
-	if p.Author != rq.user.ID && !can(rq, schema.CapEditOthersPosts) {
+	if p.Author != rq.user.ID && !can(rq, caps.EditOthers) {
 		return cannot(rq, "rest_cannot_edit_others", "Sorry, you are not allowed to "+verb+" posts as this user.")
 	}
 	publishing := p.Status == schema.StatusPublish || p.Status == schema.StatusFuture || p.Status == schema.StatusPrivate
-	if publishing && (old == nil || old.Status != p.Status) && !can(rq, schema.CapPublishPosts) {
+	if publishing && (old == nil || old.Status != p.Status) && !can(rq, caps.Publish) {
 		return cannot(rq, "rest_cannot_publish", "Sorry, you are not allowed to publish posts in this post type.")
 	}
-	if p.Sticky && (old == nil || !old.Sticky) && !(can(rq, schema.CapEditOthersPosts) && can(rq, schema.CapPublishPosts)) {
+	if p.Sticky && (old == nil || !old.Sticky) && !(can(rq, caps.EditOthers) && can(rq, caps.Publish)) {
 		return cannot(rq, "rest_cannot_assign_sticky", "Sorry, you are not allowed to make posts sticky.")
 	}
 	return nil
@@ -239,32 +316,34 @@ func checkPostPermissions(rq *request, p, old *schema.Post, creating bool) error
 
 // canEditPost is WordPress's edit_post meta capability for an existing post.
 func canEditPost(rq *request, p *schema.Post) bool {
-	if !can(rq, schema.CapEditPosts) {
+	caps := postType(rq).Caps
+	if !can(rq, caps.Edit) {
 		return false
 	}
-	if p.Author != rq.user.ID && !can(rq, schema.CapEditOthersPosts) {
+	if p.Author != rq.user.ID && !can(rq, caps.EditOthers) {
 		return false
 	}
-	if p.Status == schema.StatusPublish && !can(rq, schema.CapEditPublishedPosts) {
+	if p.Status == schema.StatusPublish && !can(rq, caps.EditPublished) {
 		return false
 	}
-	if p.Status == schema.StatusPrivate && !can(rq, schema.CapEditPrivatePosts) {
+	if p.Status == schema.StatusPrivate && !can(rq, caps.EditPrivate) {
 		return false
 	}
 	return true
 }
 
 func canDeletePost(rq *request, p *schema.Post) bool {
-	if !can(rq, schema.CapDeletePosts) {
+	caps := postType(rq).Caps
+	if !can(rq, caps.Delete) {
 		return false
 	}
-	if p.Author != rq.user.ID && !can(rq, schema.CapDeleteOthersPosts) {
+	if p.Author != rq.user.ID && !can(rq, caps.DeleteOthers) {
 		return false
 	}
-	if p.Status == schema.StatusPublish && !can(rq, schema.CapDeletePublishedPosts) {
+	if p.Status == schema.StatusPublish && !can(rq, caps.DeletePublished) {
 		return false
 	}
-	if p.Status == schema.StatusPrivate && !can(rq, schema.CapDeletePrivatePosts) {
+	if p.Status == schema.StatusPrivate && !can(rq, caps.DeletePrivate) {
 		return false
 	}
 	return true
@@ -284,6 +363,9 @@ func finishPost(ctx context.Context, rq *request, tx *store.Tx, p *schema.Post, 
 	if p.Sticky && p.Password != "" {
 		return &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_invalid_field", Field: "sticky", Message: "A post can not be sticky and have a password."}
 	}
+	if err := checkTypeFields(ctx, rq, tx, p); err != nil {
+		return err
+	}
 	if p.Slug == "" && (p.Status == schema.StatusPublish || p.Status == schema.StatusFuture || p.Status == schema.StatusPrivate) {
 		p.Slug = schema.Slugify(p.Title)
 		if p.Slug == "" {
@@ -291,7 +373,7 @@ func finishPost(ctx context.Context, rq *request, tx *store.Tx, p *schema.Post, 
 		}
 	}
 	if p.Slug != "" && (old == nil || old.Slug != p.Slug) {
-		slug, err := tx.UniquePostSlug(ctx, rq.info, "post", p.Slug, p.ID)
+		slug, err := tx.UniquePostSlug(ctx, rq.info, p.Type, p.Slug, p.ID)
 		if err != nil {
 			return err
 		}
@@ -300,9 +382,9 @@ func finishPost(ctx context.Context, rq *request, tx *store.Tx, p *schema.Post, 
 	return nil
 }
 
-func (s *Server) postView(rq *request, p *schema.Post) *schema.PostView {
+func (s *Server) postView(rq *request, p *schema.Post) any {
 	st := schema.Site{Base: rq.info.BaseURL, Loc: rq.location()}
-	return schema.RenderPost(p, schema.PostRender{Context: "edit", Unlocked: true, Allow: []string{"GET", "POST", "PUT", "PATCH", "DELETE"}}, st)
+	return schema.RenderRecord(p, schema.PostRender{Context: "edit", Unlocked: true, Allow: []string{"GET", "POST", "PUT", "PATCH", "DELETE"}}, st)
 }
 
 func (s *Server) createPost(ctx *fasthttp.RequestCtx, rq *request) {
@@ -314,17 +396,18 @@ func (s *Server) createPost(ctx *fasthttp.RequestCtx, rq *request) {
 	if err == nil && in.ID != nil {
 		err = &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_post_exists", Message: "Cannot create existing post."}
 	}
-	if err == nil && !can(rq, schema.CapEditPosts) {
+	if err == nil && !can(rq, postType(rq).Caps.Edit) {
 		err = cannot(rq, "rest_cannot_create", "Sorry, you are not allowed to create posts as this user.")
 	}
 	if err != nil {
 		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
 		return
 	}
-	var view *schema.PostView
+	var view any
 	var id schema.PostID
+	t := postType(rq)
 	commits, err := s.db.WriteTx(ctx, func(tx *store.Tx) error {
-		p := &schema.Post{Type: "post", Status: schema.StatusDraft, Author: rq.user.ID, CommentStatus: "open", PingStatus: "open", Format: "standard"}
+		p := newRecord(t, rq.user.ID)
 		applyPost(rq, tx.Now(), &in, p, nil)
 		if err := checkPostPermissions(rq, p, nil, true); err != nil {
 			return err
@@ -342,7 +425,7 @@ func (s *Server) createPost(ctx *fasthttp.RequestCtx, rq *request) {
 		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
 		return
 	}
-	ctx.Response.Header.Set(fasthttp.HeaderLocation, schema.Site{Base: rq.info.BaseURL}.RestURL("/cms/v2/posts/"+strconv.FormatInt(int64(id), 10)))
+	ctx.Response.Header.Set(fasthttp.HeaderLocation, schema.Site{Base: rq.info.BaseURL}.RestURL(t.Item(id)))
 	s.written(ctx, rq, commits, fasthttp.StatusCreated, view)
 }
 
@@ -354,7 +437,7 @@ func (s *Server) loadPost(ctx *fasthttp.RequestCtx, rq *request, tx *store.Tx) (
 		return nil, postNotFound
 	}
 	p, err := tx.Post(ctx, rq.info, schema.PostID(id))
-	if schema.ErrorCode(err) == schema.CodeNotFound || (err == nil && p.Type != "post") {
+	if schema.ErrorCode(err) == schema.CodeNotFound || (err == nil && p.Type != postType(rq).Name) {
 		return nil, postNotFound
 	}
 	return p, err
@@ -370,7 +453,7 @@ func (s *Server) updatePost(ctx *fasthttp.RequestCtx, rq *request) {
 		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
 		return
 	}
-	var view *schema.PostView
+	var view any
 	commits, err := s.db.WriteTx(ctx, func(tx *store.Tx) error {
 		old, err := s.loadPost(ctx, rq, tx)
 		if err != nil {
@@ -424,6 +507,10 @@ func (s *Server) deletePost(ctx *fasthttp.RequestCtx, rq *request) {
 			}
 			out = map[string]any{"deleted": true, "previous": s.postView(rq, old)}
 			return nil
+		}
+		if !postType(rq).Trash { // menu items
+			return &schema.Error{Code: schema.CodeNotAllowed, CMSCode: "rest_trash_not_supported", Status: 501,
+				Message: "Menu items do not support trashing. Set 'force=true' to delete."}
 		}
 		if old.Status == schema.StatusTrash {
 			return &schema.Error{Code: schema.CodeGone, CMSCode: "rest_already_trashed", Message: "The post has already been deleted."}

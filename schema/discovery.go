@@ -240,6 +240,10 @@ func argSchema(a *Arg) jsonObject {
 		itemType = "integer"
 	case ArgStringList:
 		o = append(o, jsonMember{"type", "array"})
+	case ArgDateTime: // the CMS argument shapes of args_cms.go
+		o = append(o, jsonMember{"type", "string"}, jsonMember{"format", "date-time"})
+	case ArgTermFilter:
+		o = append(o, jsonMember{"type", []string{"object", "array"}}, jsonMember{"oneOf", termFilterSchema(a)})
 	}
 	if a.Default != "" {
 		o = append(o, jsonMember{"default", typedDefault(a)})
@@ -262,8 +266,33 @@ func argSchema(a *Arg) jsonObject {
 		if a.MaxItems > 0 {
 			o = append(o, jsonMember{"maxItems", a.MaxItems})
 		}
+		if a.Unique {
+			o = append(o, jsonMember{"uniqueItems", true})
+		}
 	}
 	return append(o, jsonMember{"required", a.Required})
+}
+
+// termFilterSchema is the oneOf of a taxonomy filter: a list of term ids, or WordPress's
+// taxonomy query object (operator on include filters, include_children on hierarchical ones).
+func termFilterSchema(a *Arg) []jsonObject {
+	ids := jsonObject{{"type", "array"}, {"items", jsonObject{{"type", "integer"}}}, {"default", []int64{}}}
+	props := jsonObject{{"terms", jsonObject{
+		{"description", "Term IDs."}, {"type", "array"}, {"items", jsonObject{{"type", "integer"}}}, {"default", []int64{}}}}}
+	if a.TermChildren {
+		props = append(props, jsonMember{"include_children", jsonObject{
+			{"description", "Whether to include child terms in the terms limiting the result set."}, {"type", "boolean"}, {"default", false}}})
+	}
+	if a.TermOperator {
+		props = append(props, jsonMember{"operator", jsonObject{
+			{"description", "Whether items must be assigned all or any of the specified terms."}, {"type", "string"},
+			{"enum", []string{"AND", "OR"}}, {"default", "OR"}}})
+	}
+	return []jsonObject{
+		append(jsonObject{{"title", "Term ID List"}, {"description", "Match terms with the listed IDs."}}, ids...),
+		{{"title", "Term ID Taxonomy Query"}, {"description", "Perform an advanced term query."}, {"type", "object"},
+			{"properties", props}, {"additionalProperties", false}},
+	}
 }
 
 // typedDefault is an argument's default in its JSON type.

@@ -53,6 +53,13 @@ type Post struct {
 	Template      string            `json:"template"`
 	Categories    []TermID          `json:"categories"`
 	Tags          []TermID          `json:"tags"`
+	// Parent and MenuOrder belong to hierarchical types (pages, menu items); zero elsewhere.
+	Parent    PostID `json:"parent,omitempty"`
+	MenuOrder int    `json:"menu_order,omitempty"`
+	// PatternCategories are a reusable block's cms_pattern_category terms.
+	PatternCategories []TermID `json:"pattern_categories,omitempty"`
+	// MenuItem holds the fields of a menu item (type nav_menu_item), nil for other types.
+	MenuItem *MenuItem `json:"menu_item,omitempty"`
 	// DateGMT is the publication date in UTC. DateFloating marks a draft whose date follows "now"
 	// until it is published (WordPress's floating date).
 	DateGMT      time.Time `json:"date_gmt"`
@@ -64,8 +71,30 @@ type Post struct {
 	Version   int64 `json:"version"`
 }
 
-// Public reports whether the post belongs to the public read model: published posts only.
-func (p *Post) Public() bool { return p.Status == StatusPublish }
+// Public reports whether the post belongs to the public read model: published records of the
+// types anonymous callers may read (PostType.PublicRead).
+func (p *Post) Public() bool {
+	if p.Status != StatusPublish {
+		return false
+	}
+	t := PostTypeByName(p.Type)
+	return t != nil && t.PublicRead
+}
+
+// MenuItem is what a menu item holds beyond the Post record (the spec's menu item fields; title,
+// status, parent and menu_order are the Post's).
+type MenuItem struct {
+	Type        string   `json:"type"` // taxonomy, post_type, post_type_archive, custom
+	Object      string   `json:"object"`
+	ObjectID    int64    `json:"object_id"`
+	URL         string   `json:"url"`
+	AttrTitle   string   `json:"attr_title"`
+	Description string   `json:"description"`
+	Target      string   `json:"target"` // "_blank" or ""
+	Classes     []string `json:"classes"`
+	XFN         []string `json:"xfn"`
+	Menus       TermID   `json:"menus"`
+}
 
 // PublicCopy returns the copy of a public post that edges may hold: a password-protected post
 // loses its password, content and excerpt, and is marked Protected.
@@ -127,8 +156,11 @@ func ValidatePost(p *Post) error {
 			}
 		}
 	}
+	if err := validateTypeFields(p); err != nil {
+		return err
+	}
 	for k, v := range p.Meta {
-		if k != "footnotes" {
+		if k != "footnotes" && !(p.Type == "cms_block" && k == "cms_pattern_sync_status") {
 			return Invalid("meta", "meta key %q is not registered", k)
 		}
 		if err := ValidateText("meta", v, 1<<20, false); err != nil {
@@ -152,7 +184,80 @@ func (p *Post) Normalize() {
 	if p.Type == "" {
 		p.Type = "post"
 	}
+	if p.MenuItem != nil {
+		if p.MenuItem.Classes == nil {
+			p.MenuItem.Classes = []string{}
+		}
+		if p.MenuItem.XFN == nil {
+			p.MenuItem.XFN = []string{}
+		}
+	}
+	if len(p.PatternCategories) == 0 {
+		p.PatternCategories = nil
+	}
 	// The database keeps UTC microseconds: a value written must encode like the value read back.
 	p.DateGMT = p.DateGMT.UTC().Truncate(time.Microsecond)
 	p.ModifiedGMT = p.ModifiedGMT.UTC().Truncate(time.Microsecond)
+}
+
+// validateTypeFields checks the fields one post type has (schema.PostType): the parent and menu
+// order of pages and menu items, a menu item's link, a block's sync status.
+func validateTypeFields(p *Post) error {
+	t := PostTypeByName(p.Type)
+	if t == nil {
+		return Invalid("type", "unknown post type %q", p.Type)
+	}
+	if p.Parent < 0 || p.Parent > MaxExposedID {
+		return Invalid("parent", "parent must be greater than or equal to 0")
+	}
+	if p.Type == "cms_block" {
+		if s := p.Meta["cms_pattern_sync_status"]; s != "" && s != "partial" && s != "unsynced" {
+			return Invalid("meta", "meta.cms_pattern_sync_status is not one of partial and unsynced.")
+		}
+	}
+	for _, id := range p.PatternCategories {
+		if id <= 0 || id > MaxExposedID {
+			return Invalid("cms_pattern_category", "cms_pattern_category must contain positive term ids")
+		}
+	}
+	if p.Type != "nav_menu_item" {
+		if p.MenuItem != nil {
+			return Invalid("type", "only menu items have menu item fields")
+		}
+		return nil
+	}
+	mi := p.MenuItem
+	if mi == nil {
+		return Invalid("type", "a menu item needs its menu item fields")
+	}
+	if p.MenuOrder < 1 {
+		return Invalid("menu_order", "menu_order must be greater than or equal to 1")
+	}
+	switch mi.Type {
+	case "custom", "post_type", "post_type_archive", "taxonomy":
+	default:
+		return Invalid("type", "type is not one of taxonomy, post_type, post_type_archive, and custom.")
+	}
+	if mi.Target != "" && mi.Target != "_blank" {
+		return Invalid("target", "target is not one of _blank and .")
+	}
+	if mi.ObjectID < 0 || mi.ObjectID > MaxExposedID {
+		return Invalid("object_id", "object_id must be greater than or equal to 0")
+	}
+	for name, v := range map[string]string{"url": mi.URL, "attr_title": mi.AttrTitle, "description": mi.Description, "object": mi.Object} {
+		if err := ValidateText(name, v, 2048, false); err != nil {
+			return err
+		}
+	}
+	for name, list := range map[string][]string{"classes": mi.Classes, "xfn": mi.XFN} {
+		if len(list) > 50 {
+			return Invalid(name, "%s must contain at most 50 items.", name)
+		}
+		for _, c := range list {
+			if err := ValidateText(name, c, 200, false); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -26,6 +26,15 @@ func (s Site) APIRoot() string { return s.RestURL("/") }
 // PostLink is a post's public permalink under plain permalinks.
 func (s Site) PostLink(id PostID) string { return s.Base + "/?p=" + strconv.FormatInt(int64(id), 10) }
 
+// RecordLink is the permalink of any record of the post id space: pages are ?page_id=N under
+// plain permalinks, everything else ?p=N.
+func (s Site) RecordLink(p *Post) string {
+	if p.Type == "page" {
+		return s.Base + "/?page_id=" + strconv.FormatInt(int64(p.ID), 10)
+	}
+	return s.PostLink(p.ID)
+}
+
 // CMSDateLayout is WordPress's REST date format: no zone suffix.
 const CMSDateLayout = "2006-01-02T15:04:05"
 
@@ -35,6 +44,22 @@ type Rendered struct {
 	Rendered     string  `json:"rendered"`
 	Protected    *bool   `json:"protected,omitempty"`
 	BlockVersion *int    `json:"block_version,omitempty"`
+	// RawOnly drops "rendered": reusable blocks show their raw title and content in every
+	// context, and no rendered form.
+	RawOnly bool `json:"-"`
+}
+
+// MarshalJSON encodes the pair, without "rendered" when RawOnly.
+func (r Rendered) MarshalJSON() ([]byte, error) {
+	type plain Rendered
+	if !r.RawOnly {
+		return MarshalJSON(plain(r))
+	}
+	return MarshalJSON(struct {
+		Raw          *string `json:"raw,omitempty"`
+		Protected    *bool   `json:"protected,omitempty"`
+		BlockVersion *int    `json:"block_version,omitempty"`
+	}{r.Raw, r.Protected, r.BlockVersion})
 }
 
 // Link is one entry of a CMS _links relation.
@@ -65,8 +90,10 @@ type PostView struct {
 	Title             Rendered           `json:"title"`
 	Content           *Rendered          `json:"content,omitempty"`
 	Excerpt           Rendered           `json:"excerpt"`
-	Author            UserID             `json:"author"`
-	FeaturedMedia     PostID             `json:"featured_media"`
+	Author            *UserID            `json:"author,omitempty"`
+	FeaturedMedia     *PostID            `json:"featured_media,omitempty"`
+	Parent            *PostID            `json:"parent,omitempty"`
+	MenuOrder         *int               `json:"menu_order,omitempty"`
 	CommentStatus     *string            `json:"comment_status,omitempty"`
 	PingStatus        *string            `json:"ping_status,omitempty"`
 	Sticky            *bool              `json:"sticky,omitempty"`
@@ -75,6 +102,7 @@ type PostView struct {
 	Meta              *map[string]string `json:"meta,omitempty"`
 	Categories        *[]TermID          `json:"categories,omitempty"`
 	Tags              *[]TermID          `json:"tags,omitempty"`
+	PatternCategories *[]TermID          `json:"cms_pattern_category,omitempty"`
 	PermalinkTemplate *string            `json:"permalink_template,omitempty"`
 	GeneratedSlug     *string            `json:"generated_slug,omitempty"`
 	ClassList         *[]string          `json:"class_list,omitempty"`
@@ -115,39 +143,65 @@ func RenderPost(p *Post, r PostRender, site Site) *PostView {
 		contentRendered = RenderContent(p.Content)
 		excerptRendered = RenderExcerpt(p.Excerpt, p.Content)
 	}
-	v := &PostView{
-		ID:            p.ID,
-		Date:          &localDate,
-		Slug:          p.Slug,
-		Type:          p.Type,
-		Link:          site.PostLink(p.ID),
-		Title:         Rendered{Rendered: p.Title},
-		Excerpt:       Rendered{Rendered: excerptRendered, Protected: ptr(protected)},
-		Author:        p.Author,
-		FeaturedMedia: p.FeaturedMedia,
+	typ := p.Type
+	if typ == "" {
+		typ = "post"
 	}
-	if v.Type == "" {
-		v.Type = "post"
+	isPost, isPage, isBlock := typ == "post", typ == "page", typ == "cms_block"
+	v := &PostView{
+		ID:    p.ID,
+		Date:  &localDate,
+		Slug:  p.Slug,
+		Type:  typ,
+		Link:  site.RecordLink(p),
+		Title: Rendered{Rendered: p.Title},
+	}
+	if isBlock {
+		// Blocks show raw title and content in every context, and no rendered form.
+		v.Title = Rendered{Raw: ptr(p.Title), RawOnly: true}
+	}
+	// Posts and pages have an author, a featured image and comments; blocks and navigation
+	// menus do not (their types do not support them).
+	authored := isPost || isPage
+	v.Excerpt = Rendered{Rendered: excerptRendered, Protected: ptr(protected)}
+	if authored {
+		v.Author, v.FeaturedMedia = ptr(p.Author), ptr(p.FeaturedMedia)
 	}
 	if !embed {
 		v.DateGMT = ptr(date.UTC().Format(CMSDateLayout))
-		v.GUID = &Rendered{Rendered: site.PostLink(p.ID)}
+		v.GUID = &Rendered{Rendered: site.RecordLink(p)}
 		v.Modified = ptr(p.ModifiedGMT.In(loc).Format(CMSDateLayout))
 		v.ModifiedGMT = ptr(p.ModifiedGMT.UTC().Format(CMSDateLayout))
 		v.Status = ptr(p.Status)
 		v.Content = &Rendered{Rendered: contentRendered, Protected: ptr(protected), BlockVersion: nil}
-		v.CommentStatus = ptr(p.CommentStatus)
-		v.PingStatus = ptr(p.PingStatus)
-		v.Sticky = ptr(p.Sticky)
+		if isBlock {
+			v.Content = &Rendered{Raw: ptr(p.Content), Protected: ptr(protected), BlockVersion: ptr(blockVersion(p.Content)), RawOnly: true}
+		}
+		if isPage {
+			v.Parent, v.MenuOrder = ptr(p.Parent), ptr(p.MenuOrder)
+		}
+		if authored {
+			v.CommentStatus = ptr(p.CommentStatus)
+			v.PingStatus = ptr(p.PingStatus)
+		}
 		v.Template = ptr(p.Template)
-		v.Format = ptr(p.Format)
 		meta := map[string]string{"footnotes": ""}
+		if isBlock {
+			meta["cms_pattern_sync_status"] = ""
+		}
 		for k, val := range p.Meta {
 			meta[k] = val
 		}
 		v.Meta = &meta
-		v.Categories = ptr(nonNilTerms(p.Categories))
-		v.Tags = ptr(nonNilTerms(p.Tags))
+		if isPost {
+			v.Sticky = ptr(p.Sticky)
+			v.Format = ptr(p.Format)
+			v.Categories = ptr(nonNilTerms(p.Categories))
+			v.Tags = ptr(nonNilTerms(p.Tags))
+		}
+		if isBlock {
+			v.PatternCategories = ptr(nonNilTerms(p.PatternCategories))
+		}
 		v.ClassList = ptr(postClassList(p))
 	}
 	if edit {
@@ -155,9 +209,9 @@ func RenderPost(p *Post, r PostRender, site Site) *PostView {
 		v.Content.Raw = ptr(p.Content)
 		v.Content.BlockVersion = ptr(blockVersion(p.Content))
 		v.Excerpt.Raw = ptr(p.Excerpt)
-		v.GUID.Raw = ptr(site.PostLink(p.ID))
+		v.GUID.Raw = ptr(site.RecordLink(p))
 		v.Password = ptr(p.Password)
-		v.PermalinkTemplate = ptr(site.Base + "/?p=" + strconv.FormatInt(int64(p.ID), 10))
+		v.PermalinkTemplate = ptr(site.RecordLink(p))
 		gen := p.Slug
 		if gen == "" {
 			gen = Slugify(p.Title)
@@ -177,7 +231,14 @@ func nonNilTerms(t []TermID) []TermID {
 
 func postClassList(p *Post) []string {
 	id := strconv.FormatInt(int64(p.ID), 10)
-	cl := []string{"post-" + id, "post", "type-post", "status-" + string(p.Status), "format-" + p.Format}
+	typ := p.Type
+	if typ == "" {
+		typ = "post"
+	}
+	cl := []string{"post-" + id, typ, "type-" + typ, "status-" + string(p.Status)}
+	if typ == "post" {
+		cl = append(cl, "format-"+p.Format)
+	}
 	if p.Password != "" || p.Protected {
 		cl = append(cl, "post-password-required")
 	}
@@ -200,21 +261,35 @@ func postLinks(p *Post, r PostRender, site Site) map[string][]Link {
 	if allow == nil {
 		allow = []string{"GET"}
 	}
+	t := PostTypeByName(p.Type)
+	if t == nil {
+		t = PostTypes[0]
+	}
 	links := map[string][]Link{
-		"self":          {{Href: site.RestURL("/cms/v2/posts/" + id), TargetHints: map[string]any{"allow": allow}}},
-		"collection":    {{Href: site.RestURL("/cms/v2/posts")}},
-		"about":         {{Href: site.RestURL("/cms/v2/types/post")}},
-		"author":        {{Href: site.RestURL("/cms/v2/users/" + strconv.FormatInt(int64(p.Author), 10)), Embeddable: true}},
-		"replies":       {{Href: site.RestURL("/cms/v2/comments") + "&post=" + id, Embeddable: true}},
-		"wp:attachment": {{Href: site.RestURL("/cms/v2/media") + "&parent=" + id}},
-		"wp:term": {
+		"self":       {{Href: site.RestURL(t.Item(p.ID)), TargetHints: map[string]any{"allow": allow}}},
+		"collection": {{Href: site.RestURL(t.Collection())}},
+		"about":      {{Href: site.RestURL("/cms/v2/types/" + t.Name)}},
+		"curies":     {{Name: "wp", Href: "https://api.w.org/{rel}", Templated: true}},
+	}
+	if t.Name == "post" || t.Name == "page" {
+		links["author"] = []Link{{Href: site.RestURL("/cms/v2/users/" + strconv.FormatInt(int64(p.Author), 10)), Embeddable: true}}
+		links["replies"] = []Link{{Href: site.RestURL("/cms/v2/comments") + "&post=" + id, Embeddable: true}}
+		links["wp:attachment"] = []Link{{Href: site.RestURL("/cms/v2/media") + "&parent=" + id}}
+		if p.FeaturedMedia != 0 {
+			links["wp:featuredmedia"] = []Link{{Href: site.RestURL("/cms/v2/media/" + strconv.FormatInt(int64(p.FeaturedMedia), 10)), Embeddable: true}}
+		}
+	}
+	if t.Name == "post" {
+		links["wp:term"] = []Link{
 			{Href: site.RestURL("/cms/v2/categories") + "&post=" + id, Taxonomy: "category", Embeddable: true},
 			{Href: site.RestURL("/cms/v2/tags") + "&post=" + id, Taxonomy: "post_tag", Embeddable: true},
-		},
-		"curies": {{Name: "wp", Href: "https://api.w.org/{rel}", Templated: true}},
+		}
 	}
-	if p.FeaturedMedia != 0 {
-		links["wp:featuredmedia"] = []Link{{Href: site.RestURL("/cms/v2/media/" + strconv.FormatInt(int64(p.FeaturedMedia), 10)), Embeddable: true}}
+	if t.Name == "cms_block" {
+		links["wp:term"] = []Link{{Href: site.RestURL("/cms/v2/cms_pattern_category") + "&post=" + id, Taxonomy: "cms_pattern_category", Embeddable: true}}
+	}
+	if t.Hierarchical && p.Parent != 0 {
+		links["up"] = []Link{{Href: site.RestURL(t.Item(p.Parent)), Embeddable: true}}
 	}
 	return links
 }

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Interface is the HTTP interface a route belongs to; it decides the error shape and the CORS
@@ -54,6 +55,13 @@ const (
 	ArgBool
 	ArgIntList
 	ArgStringList
+	// ArgDateTime is a date-time in WordPress's format (YYYY-MM-DD[T ]HH:MM:SS[.frac][Z|±HH[:MM]]);
+	// the value is ArgValue.Time, and ArgValue.Zoned says whether it carried a zone (args_cms.go).
+	ArgDateTime
+	// ArgTermFilter is a CMS taxonomy filter: a list of term ids ("categories=1,2"), or an object
+	// sent as name[terms]=…&name[operator]=AND&name[include_children]=1 (args_cms.go). The ids
+	// are ArgValue.Ints, the operator ArgValue.Str ("OR" or "AND"), include_children ArgValue.Bool.
+	ArgTermFilter
 )
 
 // Arg declares one query argument of a route: its type, default and bounds. Validation,
@@ -71,6 +79,12 @@ type Arg struct {
 	Required    bool
 	// MaxItems bounds list arguments (0: 100).
 	MaxItems int
+	// Unique refuses list arguments that repeat an item (JSON schema uniqueItems).
+	Unique bool
+	// TermOperator and TermChildren say which object keys an ArgTermFilter accepts besides
+	// terms: operator (include filters) and include_children (hierarchical taxonomies).
+	TermOperator bool
+	TermChildren bool
 }
 
 // Route declares one method on one path. The route table is the single source for routing,
@@ -116,7 +130,7 @@ var (
 
 // Routes is the route table. Order matters only for readability; static segments shadow
 // captures at the same depth (see ReservedProductSlugs).
-var Routes = []Route{
+var Routes = append([]Route{
 	// Commerce: public storefront reads answered by edges from the replica.
 	{Name: "products.list", Method: "GET", Interface: Commerce, Path: "/api/products", Server: AtEdge,
 		Args: []Arg{argPage, argPerPage, argCurr, argCategory, argMinPrice, argMaxPrice, argAvailability, argProductSort}},
@@ -257,32 +271,11 @@ var Routes = []Route{
 	{Name: cmsNamespaceRoute, Method: "GET", Interface: CMS, Path: "/cms-abilities/v1", Server: AtEdge, Args: namespaceArgs("cms-abilities/v1")},
 	// End of CMS discovery.
 
-	// CMS: posts. Anonymous reads of published posts are answered by edges; reads with
-	// credentials or a post password, and every write, by the origin.
-	{Name: "cms.posts.list", Method: "GET", Interface: CMS, Path: "/cms/v2/posts", Server: AtEdge, Args: []Arg{
-		argContext,
-		argPage,
-		{Name: "per_page", Type: ArgInt, Default: strconv.Itoa(CMSDefaultPerPage), HasMin: true, Min: 1, HasMax: true, Max: CMSMaxPerPage, Description: "Maximum number of items to be returned in result set."},
-		{Name: "order", Type: ArgString, Default: "desc", Enum: []string{"asc", "desc"}, Description: "Order sort attribute ascending or descending."},
-		{Name: "orderby", Type: ArgString, Default: "date", Enum: []string{"date", "id", "modified", "slug", "title"}, Description: "Sort collection by post attribute."},
-		{Name: "slug", Type: ArgStringList, Description: "Limit result set to posts with one or more specific slugs."},
-		{Name: "include", Type: ArgIntList, Description: "Limit result set to specific IDs."},
-		{Name: "exclude", Type: ArgIntList, Description: "Ensure result set excludes specific IDs."},
-		{Name: "status", Type: ArgStringList, Default: "publish", Enum: []string{"publish", "future", "draft", "pending", "private", "trash", "any"}, Description: "Limit result set to posts assigned one or more statuses."},
-	}, Batch: true},
+	// CMS: posts, pages, blocks, menu items and navigation are declared per post type by
+	// postTypeRoutes (posttypes.go), appended after this literal.
 	// CMS batch: up to 25 requests to batch-capable routes, run by the origin (origin/batch.go).
 	{Name: "cms.batch", Method: "POST", Interface: CMS, Path: "/batch/v1", Server: AtOrigin},
-	{Name: "cms.posts.create", Method: "POST", Interface: CMS, Path: "/cms/v2/posts", Server: AtOrigin, Auth: AuthStaff, Cap: CapEditPosts, Batch: true},
-	{Name: "cms.posts.get", Method: "GET", Interface: CMS, Path: "/cms/v2/posts/{id}", Server: AtEdge, Args: []Arg{
-		argContext,
-		{Name: "password", Type: ArgString, Description: "The password for the post if it is password protected."},
-	}, Batch: true},
-	{Name: "cms.posts.update", Method: "POST", Interface: CMS, Path: "/cms/v2/posts/{id}", Server: AtOrigin, Auth: AuthStaff, Cap: CapEditPosts, Batch: true},
-	{Name: "cms.posts.update", Method: "PUT", Interface: CMS, Path: "/cms/v2/posts/{id}", Server: AtOrigin, Auth: AuthStaff, Cap: CapEditPosts, Batch: true},
-	{Name: "cms.posts.update", Method: "PATCH", Interface: CMS, Path: "/cms/v2/posts/{id}", Server: AtOrigin, Auth: AuthStaff, Cap: CapEditPosts, Batch: true},
-	{Name: "cms.posts.delete", Method: "DELETE", Interface: CMS, Path: "/cms/v2/posts/{id}", Server: AtOrigin, Auth: AuthStaff, Cap: CapDeletePosts, Batch: true,
-		Args: []Arg{{Name: "force", Type: ArgBool, Default: "false", Description: "Whether to bypass Trash and force deletion."}}},
-}
+}, postTypeRoutes()...)
 
 // RouteByName returns the first route with the name, or nil.
 func RouteByName(name string) *Route {
@@ -334,6 +327,10 @@ type ArgValue struct {
 	Bool bool
 	Ints []int64
 	Strs []string
+	// Time is the value of an ArgDateTime; Zoned reports whether it carried a zone (when it did
+	// not, Time holds the wall clock in UTC: see ArgValue.TimeIn).
+	Time  time.Time
+	Zoned bool
 	// Given reports whether the caller sent the argument (as opposed to its default).
 	Given bool
 }
@@ -389,6 +386,8 @@ func (a *Args) AppendKey(dst []byte) []byte {
 				}
 				dst = append(dst, s...)
 			}
+		default:
+			dst = appendKeyCMS(dst, d.Name, d.Type, v)
 		}
 		dst = append(dst, '&')
 	}
@@ -404,6 +403,18 @@ func ParseArgs(r *Route, get func(name string) (string, bool)) (*Args, error) {
 	var missing []string
 	for i, d := range r.Args {
 		raw, given := get(d.Name)
+		if d.Type == ArgTermFilter {
+			// The object form arrives as name[terms], name[operator]… (args_cms.go).
+			v, msg := parseTermFilter(&d, raw, given, get)
+			if msg != "" {
+				if bad == nil {
+					bad = map[string]string{}
+				}
+				bad[d.Name] = msg
+			}
+			a.values[i] = v
+			continue
+		}
 		if !given {
 			if d.Required {
 				missing = append(missing, d.Name)
@@ -419,7 +430,8 @@ func ParseArgs(r *Route, get func(name string) (string, bool)) (*Args, error) {
 			bad[d.Name] = msg
 			continue
 		}
-		v.Given = given
+		// An empty integer without a default reads as not sent, so that cache keys parse back.
+		v.Given = given && !(d.Type == ArgInt && strings.TrimSpace(raw) == "" && d.Default == "")
 		a.values[i] = v
 	}
 	if len(missing) > 0 {
@@ -485,11 +497,23 @@ func parseArg(d *Arg, raw string) (ArgValue, string) {
 			if len(d.Enum) > 0 && !contains(d.Enum, part) {
 				return v, d.Name + "[" + strconv.Itoa(len(v.Strs)) + "] is not one of " + enumList(d.Enum) + "."
 			}
+			if d.Unique && contains(v.Strs, part) {
+				return v, d.Name + " has duplicate items."
+			}
 			v.Strs = append(v.Strs, part)
 		}
 		if msg := checkItems(d, len(v.Strs)); msg != "" {
 			return v, msg
 		}
+	case ArgDateTime:
+		if raw == "" && d.Default == "" {
+			return v, ""
+		}
+		t, zoned, ok := ParseCMSDate(raw)
+		if !ok {
+			return v, "Invalid date."
+		}
+		v.Time, v.Zoned, v.Str = t, zoned, raw
 	}
 	return v, ""
 }

@@ -13,6 +13,7 @@ package reads
 
 import (
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -121,10 +122,9 @@ func Answer(req *Request) Response {
 		return productReviews(req, args)
 	case "products.socialproof":
 		return socialProof(req)
-	case "cms.posts.list":
-		return postsList(req, args, info)
-	case "cms.posts.get":
-		return postItem(req, args, info)
+	}
+	if t := schema.PostTypeOfRoute(req.Route); t != nil { // CMS post types (cmsposts.go)
+		return answerPostType(req, args, info, t)
 	}
 	return Response{Err: fmt.Errorf("reads: no read handler for route %s", req.Route.Name)}
 }
@@ -269,80 +269,23 @@ func forbidden(v Viewer, code, msg string) error {
 	return &schema.Error{Code: schema.CodeForbidden, CMSCode: code, Message: msg, Status: status}
 }
 
-func postsList(req *Request, args *schema.Args, info *schema.Tenant) Response {
-	v := req.Viewer
-	context := args.Str("context")
-	if context == "edit" && !canEdit(v) {
-		return Response{Err: forbidden(v, "rest_forbidden_context", "Sorry, you are not allowed to edit posts in this post type.")}
-	}
-	q := replica.PostQuery{OrderBy: args.Str("orderby"), Asc: args.Str("order") == "asc", Slugs: args.Get("slug").Strs}
-	for _, st := range args.Get("status").Strs {
-		if st == "any" {
-			q.Statuses = append(q.Statuses, schema.StatusPublish, schema.StatusFuture, schema.StatusDraft, schema.StatusPending, schema.StatusPrivate)
-			continue
-		}
-		q.Statuses = append(q.Statuses, schema.PostStatus(st))
-	}
-	for _, st := range q.Statuses {
-		if st != schema.StatusPublish && !canEdit(v) {
-			return Response{Err: &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_invalid_param", Field: "status",
-				Message: "Status is forbidden.", Params: map[string]string{"status": "Status is forbidden."}}}
-		}
-	}
-	for _, id := range args.Get("include").Ints {
-		q.Include = append(q.Include, schema.PostID(id))
-	}
-	for _, id := range args.Get("exclude").Ints {
-		q.Exclude = append(q.Exclude, schema.PostID(id))
-	}
-	page, perPage := int(args.Int("page")), int(args.Int("per_page"))
-	q.Offset, q.Limit = (page-1)*perPage, perPage
-	if canEdit(v) {
-		q.Scope = replica.Full
-	}
-	var d []cache.Dep
-	if v.User == nil {
-		d = deps(req.Tenant, []replica.Class{replica.Posts})
-	}
-	s := req.Tenant.Snapshot()
-	posts, total := s.Posts(q)
-	totalPages := (total + perPage - 1) / perPage
-	if total > 0 && page > totalPages {
-		return Response{Err: &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_post_invalid_page_number",
-			Message: "The page number requested is larger than the number of pages available."}}
-	}
-	st := site(info)
-	out := make([]*schema.PostView, 0, len(posts))
-	for _, p := range posts {
-		out = append(out, schema.RenderPost(p, schema.PostRender{Context: context, Unlocked: canEdit(v), Allow: allowFor(v)}, st))
-	}
-	headers := [][2][]byte{
-		{[]byte("X-WP-Total"), []byte(strconv.Itoa(total))},
-		{[]byte("X-WP-TotalPages"), []byte(strconv.Itoa(totalPages))},
-	}
-	if link := pageLinks(st, req, page, totalPages); link != "" {
-		headers = append(headers, [2][]byte{[]byte("Link"), []byte(link)})
-	}
-	return ok(out, d, headers...)
-}
-
-func allowFor(v Viewer) []string {
-	if canEdit(v) {
-		return []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
-	}
-	return []string{"GET"}
-}
-
 // pageLinks renders a collection's Link header: rel="prev" and rel="next" URLs carrying the
-// caller's declared arguments and the other page number.
+// caller's declared arguments (values query-escaped; a taxonomy filter's object keys too) and
+// the other page number.
 func pageLinks(st schema.Site, req *Request, page, totalPages int) string {
 	var query []string
 	for _, a := range req.Route.Args {
 		if a.Name == "page" {
 			continue
 		}
-		if v, ok := req.Query(a.Name); ok {
-			query = append(query, a.Name+"="+v)
+		names := []string{a.Name}
+		if a.Type == schema.ArgTermFilter {
+			names = append(names, a.Name+"[terms]", a.Name+"[operator]", a.Name+"[include_children]")
+		}
+		for _, n := range names {
+			if v, ok := req.Query(n); ok {
+				query = append(query, url.QueryEscape(n)+"="+url.QueryEscape(v))
+			}
 		}
 	}
 	base := st.RestURL(req.Route.Path)
@@ -361,47 +304,4 @@ func pageLinks(st schema.Site, req *Request, page, totalPages int) string {
 		parts = append(parts, link(page+1, "next"))
 	}
 	return strings.Join(parts, ", ")
-}
-
-var postNotFound = &schema.Error{Code: schema.CodeNotFound, CMSCode: "rest_post_invalid_id", Message: "Invalid post ID."}
-
-func postItem(req *Request, args *schema.Args, info *schema.Tenant) Response {
-	v := req.Viewer
-	id, err := strconv.ParseInt(req.Param("id"), 10, 64)
-	if err != nil || id <= 0 {
-		return Response{Err: postNotFound}
-	}
-	context := args.Str("context")
-	scope := replica.Public
-	if canEdit(v) {
-		scope = replica.Full
-	}
-	var d []cache.Dep
-	if v.User == nil && v.PostPassword == "" {
-		d = deps(req.Tenant, nil, &cacheItem{schema.KindPost, id})
-	}
-	s := req.Tenant.Snapshot()
-	p := s.Post(schema.PostID(id), scope)
-	if p == nil || (scope == replica.Public && !p.Public()) {
-		return Response{Err: postNotFound}
-	}
-	if context == "edit" && !canEdit(v) {
-		return Response{Err: forbidden(v, "rest_forbidden_context", "Sorry, you are not allowed to edit this post.")}
-	}
-	unlocked := canEdit(v)
-	if p.Protected || p.Password != "" {
-		if pw := args.Str("password"); pw != "" && !unlocked {
-			// Only the origin's full replica holds the password; an edge never sees one (it
-			// forwards requests that carry a password).
-			full := s.Post(schema.PostID(id), replica.Full)
-			if full.Password == "" || full.Password != pw {
-				return Response{Err: &schema.Error{Code: schema.CodeForbidden, CMSCode: "rest_post_incorrect_password",
-					Message: "Incorrect post password.", Status: 403}}
-			}
-			p, unlocked = full, true
-		}
-	}
-	st := site(info)
-	view := schema.RenderPost(p, schema.PostRender{Context: context, Unlocked: unlocked, Allow: allowFor(v)}, st)
-	return ok(view, d, [2][]byte{[]byte("Link"), []byte("<" + st.PostLink(p.ID) + ">; rel=\"alternate\"; type=text/html")})
 }

@@ -1,0 +1,383 @@
+package replica
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"time"
+
+	"vitrine/schema"
+)
+
+// PostQuery selects records of one post type: WordPress's posts-controller collection query.
+// Zero values select the published posts, newest first; Limit bounds how many are returned (0
+// returns none, only the total).
+type PostQuery struct {
+	Scope Scope
+	// Type is the stored post type ("" is "post").
+	Type     string
+	Statuses []schema.PostStatus // empty: publish only
+	Include  []schema.PostID
+	Exclude  []schema.PostID
+	Slugs    []string
+	// Authors and AuthorsExclude filter by author id.
+	Authors, AuthorsExclude []schema.UserID
+	// Parents and ParentsExclude filter by parent id (hierarchical types); 0 is "no parent".
+	Parents, ParentsExclude []schema.PostID
+	// MenuOrder, when set, keeps records with that menu_order.
+	MenuOrder *int
+	// After and Before bound the publication date, ModifiedAfter and ModifiedBefore the
+	// modification date, all exclusive (WordPress's date_query); zero values do not filter.
+	After, Before, ModifiedAfter, ModifiedBefore time.Time
+	// Search keeps records matching every word of it (a word with a leading '-' excludes; quoted
+	// phrases are one word) in SearchColumns (post_title, post_excerpt, post_content; empty: all
+	// three), ignoring case. SearchExact instead keeps records where a column equals Search.
+	Search        string
+	SearchColumns []string
+	SearchExact   bool
+	// Sticky, when set, keeps sticky posts (true) or the others (false). StickyFirst moves
+	// sticky posts to the head of the order (ignore_sticky=false).
+	Sticky      *bool
+	StickyFirst bool
+	// Formats keeps posts of these formats ("standard" includes posts without one).
+	Formats []string
+	// Terms are taxonomy clauses, combined with AND, or with OR when TaxOr.
+	Terms []TermClause
+	TaxOr bool
+	// ChildTerms returns the descendants of a term, for clauses with IncludeChildren. Nil
+	// expands nothing (the hook for the replicated term hierarchy).
+	ChildTerms func(taxonomy string, id schema.TermID) []schema.TermID
+	// OrderBy is date (default), author, id, include, include_slugs, menu_order, modified,
+	// parent, relevance (needs Search), slug or title; Asc reverses the default descending order
+	// (relevance, include and include_slugs ignore it: best first then newest, or the given
+	// order).
+	OrderBy string
+	Asc     bool
+	Offset  int
+	Limit   int
+}
+
+// TermClause is one taxonomy filter: records with any (or, with All, every) of Terms in the
+// taxonomy, or with none of them when Exclude.
+type TermClause struct {
+	Taxonomy        string
+	Terms           []schema.TermID
+	All             bool
+	Exclude         bool
+	IncludeChildren bool
+}
+
+// PostTerms returns a record's terms in a taxonomy (by rest base: categories, tags, menus,
+// cms_pattern_category).
+func PostTerms(p *schema.Post, taxonomy string) []schema.TermID {
+	switch taxonomy {
+	case "categories":
+		return p.Categories
+	case "tags":
+		return p.Tags
+	case "cms_pattern_category":
+		return p.PatternCategories
+	case "menus":
+		if p.MenuItem != nil && p.MenuItem.Menus != 0 {
+			return []schema.TermID{p.MenuItem.Menus}
+		}
+	}
+	return nil
+}
+
+// Posts returns the records matching q (Limit of them after Offset) and the total match count.
+func (s *Snapshot) Posts(q PostQuery) ([]*schema.Post, int) {
+	q.Offset, q.Limit = max(q.Offset, 0), max(q.Limit, 0)
+	if q.Type == "" {
+		q.Type = "post"
+	}
+	if len(q.Statuses) == 0 {
+		q.Statuses = []schema.PostStatus{schema.StatusPublish}
+	}
+	m := newPostMatcher(&q)
+	// Public queries newest first walk the ordered index of public records: one pass, no sort.
+	if q.Scope == Public && (q.OrderBy == "" || q.OrderBy == "date") && !q.Asc && !q.StickyFirst {
+		var out []*schema.Post
+		total := 0
+		for it := s.postOrder.Iterator(); !it.Done(); {
+			_, id, _ := it.Next()
+			p := s.Post(id, Public)
+			if p == nil || !m.match(p) {
+				continue
+			}
+			if total >= q.Offset && len(out) < q.Limit {
+				out = append(out, p)
+			}
+			total++
+		}
+		return out, total
+	}
+	var all []*schema.Post
+	for it := s.posts.Iterator(); !it.Done(); {
+		_, sl, _ := it.Next()
+		if p := pick(sl, q.Scope); p != nil && m.match(p) {
+			all = append(all, p)
+		}
+	}
+	slices.SortFunc(all, m.compare)
+	total := len(all)
+	if q.Offset >= total {
+		return nil, total
+	}
+	return all[q.Offset:min(total, q.Offset+q.Limit)], total
+}
+
+// postMatcher is a PostQuery prepared for matching many records.
+type postMatcher struct {
+	q       *PostQuery
+	words   []string // lower-cased search words
+	negs    []string // lower-cased excluded words
+	phrase  string   // the lower-cased whole search
+	columns [3]bool  // title, excerpt, content
+	terms   []TermClause
+}
+
+func newPostMatcher(q *PostQuery) *postMatcher {
+	m := &postMatcher{q: q, phrase: strings.ToLower(strings.TrimSpace(q.Search))}
+	for _, w := range searchWords(q.Search) {
+		if neg, ok := strings.CutPrefix(w, "-"); ok && len(neg) > 0 {
+			m.negs = append(m.negs, strings.ToLower(neg))
+			continue
+		}
+		m.words = append(m.words, strings.ToLower(w))
+	}
+	if len(q.SearchColumns) == 0 {
+		m.columns = [3]bool{true, true, true}
+	}
+	for _, c := range q.SearchColumns {
+		switch c {
+		case "post_title":
+			m.columns[0] = true
+		case "post_excerpt":
+			m.columns[1] = true
+		case "post_content":
+			m.columns[2] = true
+		}
+	}
+	for _, c := range q.Terms {
+		if len(c.Terms) == 0 {
+			continue // WordPress drops a clause without terms
+		}
+		if c.IncludeChildren && q.ChildTerms != nil {
+			ids := slices.Clone(c.Terms)
+			for _, t := range c.Terms {
+				ids = append(ids, q.ChildTerms(c.Taxonomy, t)...)
+			}
+			c.Terms = ids
+		}
+		m.terms = append(m.terms, c)
+	}
+	return m
+}
+
+// searchWords splits a search the way WordPress does: on spaces, with "quoted phrases" whole.
+func searchWords(s string) []string {
+	var out []string
+	for len(s) > 0 {
+		s = strings.TrimLeft(s, " \t\n\r,+")
+		if s == "" {
+			break
+		}
+		if s[0] == '"' {
+			if end := strings.IndexByte(s[1:], '"'); end >= 0 {
+				if w := strings.TrimSpace(s[1 : 1+end]); w != "" {
+					out = append(out, w)
+				}
+				s = s[2+end:]
+				continue
+			}
+			s = s[1:]
+			continue
+		}
+		end := strings.IndexAny(s, " \t\n\r,+")
+		if end < 0 {
+			end = len(s)
+		}
+		out = append(out, s[:end])
+		s = s[end:]
+	}
+	return out
+}
+
+func (m *postMatcher) match(p *schema.Post) bool {
+	q := m.q
+	typ := p.Type
+	if typ == "" {
+		typ = "post"
+	}
+	if typ != q.Type || !slices.Contains(q.Statuses, p.Status) {
+		return false
+	}
+	if len(q.Include) > 0 && !slices.Contains(q.Include, p.ID) || slices.Contains(q.Exclude, p.ID) {
+		return false
+	}
+	if len(q.Slugs) > 0 && !slices.Contains(q.Slugs, p.Slug) {
+		return false
+	}
+	if len(q.Authors) > 0 && !slices.Contains(q.Authors, p.Author) || slices.Contains(q.AuthorsExclude, p.Author) {
+		return false
+	}
+	if len(q.Parents) > 0 && !slices.Contains(q.Parents, p.Parent) || slices.Contains(q.ParentsExclude, p.Parent) {
+		return false
+	}
+	if q.MenuOrder != nil && p.MenuOrder != *q.MenuOrder {
+		return false
+	}
+	if !q.After.IsZero() && !p.DateGMT.After(q.After) || !q.Before.IsZero() && !p.DateGMT.Before(q.Before) {
+		return false
+	}
+	if !q.ModifiedAfter.IsZero() && !p.ModifiedGMT.After(q.ModifiedAfter) || !q.ModifiedBefore.IsZero() && !p.ModifiedGMT.Before(q.ModifiedBefore) {
+		return false
+	}
+	if q.Sticky != nil && p.Sticky != *q.Sticky {
+		return false
+	}
+	if len(q.Formats) > 0 {
+		f := p.Format
+		if f == "" {
+			f = "standard"
+		}
+		if !slices.Contains(q.Formats, f) {
+			return false
+		}
+	}
+	if len(m.terms) > 0 && !m.matchTerms(p) {
+		return false
+	}
+	if m.phrase != "" && !m.matchSearch(p) {
+		return false
+	}
+	return true
+}
+
+func (m *postMatcher) matchTerms(p *schema.Post) bool {
+	for _, c := range m.terms {
+		have := PostTerms(p, c.Taxonomy)
+		var ok bool
+		switch {
+		case c.Exclude:
+			ok = !slices.ContainsFunc(c.Terms, func(t schema.TermID) bool { return slices.Contains(have, t) })
+		case c.All:
+			ok = !slices.ContainsFunc(c.Terms, func(t schema.TermID) bool { return !slices.Contains(have, t) })
+		default:
+			ok = slices.ContainsFunc(c.Terms, func(t schema.TermID) bool { return slices.Contains(have, t) })
+		}
+		if m.q.TaxOr && ok {
+			return true
+		}
+		if !m.q.TaxOr && !ok {
+			return false
+		}
+	}
+	return !m.q.TaxOr
+}
+
+func (m *postMatcher) matchSearch(p *schema.Post) bool {
+	cols := [3]string{p.Title, p.Excerpt, p.Content}
+	if m.q.SearchExact {
+		for i, c := range cols {
+			if m.columns[i] && strings.EqualFold(strings.TrimSpace(c), m.phrase) {
+				return true
+			}
+		}
+		return false
+	}
+	var lower [3]string
+	for i, c := range cols {
+		if m.columns[i] {
+			lower[i] = strings.ToLower(c)
+		}
+	}
+	in := func(w string) bool {
+		for i := range lower {
+			if m.columns[i] && strings.Contains(lower[i], w) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, w := range m.words {
+		if !in(w) {
+			return false
+		}
+	}
+	for _, w := range m.negs {
+		if in(w) {
+			return false
+		}
+	}
+	return true
+}
+
+// relevance ranks a search match as WordPress's search order does (lower is better): the whole
+// search in the title, every word in the title, any word in the title, the whole search in the
+// excerpt, in the content, anything else.
+func (m *postMatcher) relevance(p *schema.Post) int {
+	title := strings.ToLower(p.Title)
+	switch {
+	case strings.Contains(title, m.phrase):
+		return 1
+	case len(m.words) > 1 && !slices.ContainsFunc(m.words, func(w string) bool { return !strings.Contains(title, w) }):
+		return 2
+	case len(m.words) > 1 && slices.ContainsFunc(m.words, func(w string) bool { return strings.Contains(title, w) }):
+		return 3
+	case strings.Contains(strings.ToLower(p.Excerpt), m.phrase):
+		return 4
+	case strings.Contains(strings.ToLower(p.Content), m.phrase):
+		return 5
+	}
+	return 6
+}
+
+func (m *postMatcher) compare(a, b *schema.Post) int {
+	q := m.q
+	if q.StickyFirst && a.Sticky != b.Sticky {
+		if a.Sticky {
+			return -1
+		}
+		return 1
+	}
+	if q.OrderBy == "relevance" {
+		if c := cmp.Compare(m.relevance(a), m.relevance(b)); c != 0 {
+			return c
+		}
+		return cmp.Or(b.DateGMT.Compare(a.DateGMT), cmp.Compare(b.ID, a.ID))
+	}
+	switch q.OrderBy {
+	case "include": // the given order, whatever the order argument (WordPress's post__in)
+		return cmp.Compare(slices.Index(q.Include, a.ID), slices.Index(q.Include, b.ID))
+	case "include_slugs":
+		return cmp.Or(cmp.Compare(slices.Index(q.Slugs, a.Slug), slices.Index(q.Slugs, b.Slug)), cmp.Compare(a.ID, b.ID))
+	}
+	var c int
+	switch q.OrderBy {
+	case "author":
+		c = cmp.Compare(a.Author, b.Author)
+	case "id":
+		c = cmp.Compare(a.ID, b.ID)
+	case "menu_order":
+		c = cmp.Compare(a.MenuOrder, b.MenuOrder)
+	case "modified":
+		c = a.ModifiedGMT.Compare(b.ModifiedGMT)
+	case "parent":
+		c = cmp.Compare(a.Parent, b.Parent)
+	case "slug":
+		c = strings.Compare(a.Slug, b.Slug)
+	case "title":
+		c = strings.Compare(strings.ToLower(a.Title), strings.ToLower(b.Title))
+	default:
+		c = a.DateGMT.Compare(b.DateGMT)
+	}
+	if c == 0 {
+		c = cmp.Compare(a.ID, b.ID)
+	}
+	if !q.Asc {
+		c = -c
+	}
+	return c
+}
