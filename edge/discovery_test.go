@@ -365,3 +365,30 @@ func BenchmarkShapedMiss(b *testing.B) {
 		}
 	})
 }
+
+// The site URL names the API root, as every WordPress page does: wpapi's WPAPI.discover HEADs
+// the site, reads the Link header and GETs the index it names.
+func TestSiteHomeNamesTheAPIRoot(t *testing.T) {
+	f := newFixture(t, edge.Config{})
+	for _, r := range []req{
+		{method: "HEAD", uri: "/"},
+		{uri: "/"},
+		{uri: "/index.php"},
+		{uri: "/", headers: map[string]string{"Authorization": "Basic eDp5"}},
+	} {
+		resp := f.do(r)
+		if resp.StatusCode() != 200 || string(resp.Header.Peek("Link")) != `<https://api.shop.example/index.php?rest_route=/>; rel="https://api.w.org/"` ||
+			!bytes.HasPrefix(resp.Header.ContentType(), []byte("text/html")) {
+			t.Fatalf("%s %s: %d %s", r.method, r.uri, resp.StatusCode(), resp.Header.String())
+		}
+		if r.method != "HEAD" && !bytes.Contains(resp.Body(), []byte(`<link rel="https://api.w.org/" href="https://api.shop.example/index.php?rest_route=/">`)) {
+			t.Fatalf("home page: %s", resp.Body())
+		}
+	}
+	if f.up.lastRequest() != nil {
+		t.Error("the home page went to the origin")
+	}
+	if resp := f.do(req{method: "POST", uri: "/"}); f.up.lastRequest() == nil {
+		t.Errorf("POST / answered at the edge: %d", resp.StatusCode())
+	}
+}

@@ -294,6 +294,10 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 		}
 	}
 	h := s.router.Lookup(ctx, iface, ctx.Method(), route)
+	if h == nil && pipeline.IsSiteHome(ctx, iface) {
+		s.siteHome(ctx, t)
+		return
+	}
 	if h == nil || !anonymous {
 		// Not a route the edge answers, or a request the replica must not answer (credentials,
 		// a post password): the origin answers it from its full replica.
@@ -311,6 +315,17 @@ func apiRoot(t *replica.Tenant) string {
 		return schema.Site{Base: schema.CanonicalBaseURL(info.BaseURL)}.APIRoot()
 	}
 	return ""
+}
+
+// siteHome answers the site's home page, which names the CMS API root (pipeline.SiteHome).
+func (s *Server) siteHome(ctx *fasthttp.RequestCtx, t *replica.Tenant) {
+	if info := t.Info(); info != nil {
+		pipeline.SiteHome(ctx, info.BaseURL, info.Name)
+	} else {
+		pipeline.NotFound(ctx, schema.Commerce)
+	}
+	s.setReplicaVersion(ctx, t)
+	s.http.Count(pipeline.RouteNotFound, ctx.Response.StatusCode())
 }
 
 // options answers OPTIONS on a CMS path with the route's description (pipeline.Options).

@@ -228,6 +228,13 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 		s.fail(ctx, iface, pipeline.RouteNotFound, err)
 		return
 	}
+	if pipeline.IsSiteHome(ctx, iface) {
+		// The home page names the CMS API root; it takes no credential, as WordPress's front end.
+		pipeline.SiteHome(ctx, info.BaseURL, info.Name)
+		s.replicaVersion(ctx, t)
+		s.http.Count(pipeline.RouteNotFound, ctx.Response.StatusCode())
+		return
+	}
 	user, err := s.authenticate(ctx, iface, info)
 	if err != nil {
 		s.authFailures.Inc()

@@ -33,6 +33,13 @@ func TestDiscoveryAndPipeline(t *testing.T) {
 			t.Fatalf("%s: no canonical URLs: %s", uri, fromEdge.body)
 		}
 	}
+	// The site URL names the index, at the origin and the edge.
+	for _, addr := range []string{o.addr, e.addr} {
+		r := call(t, "HEAD", addr, host, "/", "")
+		if r.status != 200 || r.header.Get("Link") != `<https://shop.shop.example/index.php?rest_route=/>; rel="https://api.w.org/"` {
+			t.Fatalf("HEAD / at %s: %d %v", addr, r.status, r.header)
+		}
+	}
 	idx := call(t, "GET", o.addr, host, "/index.php?rest_route=/", "", "Authorization", auth)
 	if anon := call(t, "GET", o.addr, host, "/index.php?rest_route=/", ""); idx.status != 200 || !bytes.Equal(idx.body, anon.body) {
 		t.Fatalf("the index differs with credentials: %d", idx.status)

@@ -1,0 +1,38 @@
+package pipeline
+
+import (
+	"html"
+
+	"github.com/valyala/fasthttp"
+
+	"vitrine/schema"
+)
+
+// IsSiteHome reports whether a request is for the site's home page: GET or HEAD of "/" or
+// "/index.php" without a rest_route (Classify made it a commerce request).
+func IsSiteHome(ctx *fasthttp.RequestCtx, iface schema.Interface) bool {
+	if iface != schema.Commerce || !(ctx.IsGet() || ctx.IsHead()) {
+		return false
+	}
+	p := ctx.Path()
+	return string(p) == "/" || string(p) == "/index.php"
+}
+
+// ContentTypeHTML is the home page's content type.
+var ContentTypeHTML = []byte("text/html; charset=UTF-8")
+
+// SiteHome answers the site's home page. No front end is served here, but like every WordPress
+// page it names the CMS API root, in a Link header and a <link> element, so that clients that
+// discover the API from the site URL (wpapi's WPAPI.discover HEADs it) find the index. base is
+// the tenant's canonical base URL, name its name.
+func SiteHome(ctx *fasthttp.RequestCtx, base, name string) {
+	root := schema.Site{Base: schema.CanonicalBaseURL(base)}.APIRoot()
+	h := &ctx.Response.Header
+	h.Set("Link", "<"+root+`>; rel="https://api.w.org/"`)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set(fasthttp.HeaderCacheControl, "public, no-cache")
+	h.SetContentTypeBytes(ContentTypeHTML)
+	ctx.SetStatusCode(fasthttp.StatusOK)
+	ctx.SetBodyString("<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>" + html.EscapeString(name) +
+		"</title><link rel=\"https://api.w.org/\" href=\"" + html.EscapeString(root) + "\"></head><body></body></html>\n")
+}
