@@ -284,6 +284,8 @@ func testShaping(t *testing.T, f *fixture, cached bool) {
 			`{"code":"rest_callback_invalid","message":"Invalid JSONP callback function."}`},
 		{"invalid callback before the tenant", "/index.php?rest_route=/cms/v2/posts&_jsonp=a%20b", 400, "application/javascript; charset=UTF-8",
 			`{"code":"rest_callback_invalid","message":"Invalid JSONP callback function."}`},
+		{"_pretty", "/index.php?rest_route=/cms/v2/posts/100&_fields=id,title.rendered&_pretty", 200, "application/json; charset=UTF-8",
+			"{\n    \"id\": 100,\n    \"title\": {\n        \"rendered\": \"Spring news\"\n    }\n}"},
 		{"empty callback is no JSONP", list + "&_fields=id&_jsonp=", 200, "application/json; charset=UTF-8", `[{"id":101}]`},
 		{"commerce routes ignore them", "/api/currencies?_fields=code&_envelope&_jsonp=cb", 200, "application/json; charset=utf-8", `{"data":[{"code":"EUR",…`},
 	}

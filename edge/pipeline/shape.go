@@ -15,10 +15,10 @@ import (
 // CMS response shaping: the global parameters WordPress applies to every REST response, in its
 // order. _fields filters a success's body (never an error's); _embed (not applied here: the
 // post-type reads expand embeddable links before _fields, see AppendEmbedKey); _envelope wraps the
-// answer as {body, status, headers} with status 200; _jsonp wraps it as /**/cb(…) in
-// application/javascript. An invalid _jsonp callback is refused before anything else, even
-// before the route is matched (CheckJSONP). Edges and the origin shape the same way: the
-// functions here are the one implementation.
+// answer as {body, status, headers} with status 200; _pretty indents the JSON; _jsonp wraps it
+// as /**/cb(…) in application/javascript. An invalid _jsonp callback is refused before anything
+// else, even before the route is matched (CheckJSONP). Edges and the origin shape the same way:
+// the functions here are the one implementation.
 
 // Shape is what a CMS request asks of its answer's form.
 type Shape struct {
@@ -28,16 +28,18 @@ type Shape struct {
 	Envelope bool
 	// JSONP is the validated _jsonp callback ("" for none).
 	JSONP string
+	// Pretty is _pretty: the JSON is indented (four spaces, as PHP's JSON_PRETTY_PRINT).
+	Pretty bool
 }
 
 // Active reports whether the shape changes anything.
 func (sh *Shape) Active() bool {
-	return sh.Fields != nil || sh.Envelope || sh.JSONP != ""
+	return sh.Fields != nil || sh.Envelope || sh.JSONP != "" || sh.Pretty
 }
 
 // HasShapeParams reports, without allocating, whether a query names a shaping parameter.
 func HasShapeParams(q *fasthttp.Args) bool {
-	return q.Has("_fields") || q.Has("_fields[]") || q.Has("_envelope") || q.Has("_jsonp")
+	return q.Has("_fields") || q.Has("_fields[]") || q.Has("_envelope") || q.Has("_jsonp") || q.Has("_pretty")
 }
 
 // AppendEmbedKey appends a CMS request's _embed to a cache key: "" when absent, "1" when present
@@ -109,6 +111,7 @@ func ParseShape(q *fasthttp.Args) Shape {
 		sh.Fields = ParseFields(strings.Join(fields, ","))
 	}
 	sh.Envelope = q.Has("_envelope")
+	sh.Pretty = q.Has("_pretty")
 	if cb := q.Peek("_jsonp"); ValidJSONPCallback(cb) {
 		sh.JSONP = string(cb)
 	}
@@ -125,6 +128,9 @@ func (sh *Shape) Key(dst []byte) []byte {
 	}
 	if sh.Envelope {
 		dst = append(dst, "&e"...)
+	}
+	if sh.Pretty {
+		dst = append(dst, "&p"...)
 	}
 	if sh.JSONP != "" {
 		dst = append(dst, "&j="...)
@@ -396,6 +402,12 @@ func (sh *Shape) Apply(status int, headers [][2][]byte, body []byte, root string
 		}
 		out.Headers = keep
 	}
+	if sh.Pretty {
+		var b bytes.Buffer
+		if json.Indent(&b, out.Body, "", "    ") == nil {
+			out.Body = b.Bytes()
+		}
+	}
 	if sh.JSONP != "" {
 		b := make([]byte, 0, len(out.Body)+len(sh.JSONP)+8)
 		b = append(b, "/**/"...)
@@ -452,7 +464,7 @@ func reshape(ctx *fasthttp.RequestCtx, iface schema.Interface, root string, fiel
 	if fieldsOnly {
 		sh = Shape{Fields: sh.Fields}
 	}
-	if sh.Fields == nil && !sh.Envelope && sh.JSONP == "" {
+	if !sh.Active() {
 		return
 	}
 	resp := &ctx.Response
