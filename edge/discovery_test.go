@@ -387,6 +387,10 @@ func TestSiteHomeNamesTheAPIRoot(t *testing.T) {
 			t.Fatalf("home page: %s", resp.Body())
 		}
 	}
+	if resp := f.do(req{uri: "/index.php?rest_route[]=/cms/v2/posts"}); resp.StatusCode() != 400 ||
+		string(resp.Body()) != `{"code":"rest_path_invalid_type","message":"The REST route parameter must be a string.","data":{"status":400}}` {
+		t.Errorf("rest_route[]: %d %s", resp.StatusCode(), resp.Body())
+	}
 	if f.up.lastRequest() != nil {
 		t.Error("the home page went to the origin")
 	}

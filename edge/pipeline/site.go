@@ -25,7 +25,15 @@ var ContentTypeHTML = []byte("text/html; charset=UTF-8")
 // page it names the CMS API root, in a Link header and a <link> element, so that clients that
 // discover the API from the site URL (wpapi's WPAPI.discover HEADs it) find the index. base is
 // the tenant's canonical base URL, name its name.
+//
+// A rest_route sent as an array (rest_route[]=…) is not a CMS request Classify recognises; it
+// is WordPress's 400 rest_path_invalid_type.
 func SiteHome(ctx *fasthttp.RequestCtx, base, name string) {
+	if q := ctx.QueryArgs(); q.Has("rest_route[]") {
+		WriteError(ctx, schema.CMS, &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_path_invalid_type",
+			Message: "The REST route parameter must be a string."})
+		return
+	}
 	root := schema.Site{Base: schema.CanonicalBaseURL(base)}.APIRoot()
 	h := &ctx.Response.Header
 	h.Set("Link", "<"+root+`>; rel="https://api.w.org/"`)
