@@ -206,8 +206,14 @@ func TestCMSCollectionParams(t *testing.T) {
 			if params[tc.param] != tc.detail {
 				t.Errorf("data.params = %v, want %s: %q", params, tc.param, tc.detail)
 			}
-			if _, ok := details[tc.param]; !ok {
+			detail, _ := details[tc.param].(map[string]any)
+			if detail == nil || detail["message"] != tc.detail {
 				t.Errorf("data.details = %v, want an entry for %s", details, tc.param)
+			}
+			wantCode := map[string]string{"Invalid date.": "rest_invalid_date", "Status is forbidden.": "rest_forbidden_status",
+				"format has duplicate items.": "rest_duplicate_items"}[tc.detail]
+			if wantCode != "" && detail["code"] != wantCode {
+				t.Errorf("details.%s.code = %v, want %s", tc.param, detail["code"], wantCode)
 			}
 			if a.body["message"] != "Invalid parameter(s): "+tc.param {
 				t.Errorf("message %q", a.body["message"])
@@ -341,5 +347,42 @@ func TestCMSPasswordForwarded(t *testing.T) {
 	resp := f.do(req{uri: "/index.php?rest_route=/cms/v2/pages/1&password=" + url.QueryEscape("s e")})
 	if !strings.Contains(string(resp.Body()), "upstream") {
 		t.Errorf("a read with a password was answered at the edge: %d %s", resp.StatusCode(), resp.Body())
+	}
+}
+
+// _embed on posts and pages: the author (no replicated profile: WordPress's error object), the
+// featured image (media not replicated: the same), the parent page in embed context; _embed
+// with a list keeps only the rels named; the cache keys bodies by _embed.
+func TestCMSEmbed(t *testing.T) {
+	f := newFixture(t, edge.Config{CacheBytes: 16 << 20})
+	feedPosts(f)
+	get := func(uri string) map[string]any {
+		resp := f.do(req{uri: uri})
+		if resp.StatusCode() != 200 {
+			t.Fatalf("%s: %d %s", uri, resp.StatusCode(), resp.Body())
+		}
+		return decodeJSON(t, resp.Body())
+	}
+	page := get("/index.php?rest_route=/cms/v2/pages/211&_embed")
+	emb, _ := page["_embedded"].(map[string]any)
+	up, _ := emb["up"].([]any)
+	if len(up) != 1 || up[0].(map[string]any)["id"] != float64(210) || up[0].(map[string]any)["content"] != nil {
+		t.Errorf("up: %v", emb["up"])
+	}
+	author, _ := emb["author"].([]any)
+	if len(author) != 1 || author[0].(map[string]any)["code"] != "rest_user_invalid_id" {
+		t.Errorf("author: %v", emb["author"])
+	}
+	only := get("/index.php?rest_route=/cms/v2/pages/211&_embed=up")
+	if e := only["_embedded"].(map[string]any); e["author"] != nil || e["up"] == nil {
+		t.Errorf("_embed=up embedded %v", e)
+	}
+	if plain := get("/index.php?rest_route=/cms/v2/pages/211"); plain["_embedded"] != nil {
+		t.Errorf("no _embed, but _embedded: %v", plain["_embedded"])
+	}
+	list := f.do(req{uri: "/index.php?rest_route=/cms/v2/posts&_embed=author&per_page=2"})
+	var items []map[string]any
+	if err := json.Unmarshal(list.Body(), &items); err != nil || len(items) != 2 || items[0]["_embedded"] == nil {
+		t.Errorf("list _embed: %v %s", err, list.Body())
 	}
 }

@@ -107,6 +107,8 @@ type PostView struct {
 	GeneratedSlug     *string            `json:"generated_slug,omitempty"`
 	ClassList         *[]string          `json:"class_list,omitempty"`
 	Links             map[string][]Link  `json:"_links,omitempty"`
+	// Embedded holds the expanded embeddable links when the caller asked _embed.
+	Embedded map[string][]any `json:"_embedded,omitempty"`
 }
 
 // PostRender says how to render a post.

@@ -170,6 +170,15 @@ func detailCode(msg string) string {
 		return "rest_out_of_bounds"
 	case strings.Contains(msg, "at most") && strings.Contains(msg, "items"):
 		return "rest_too_many_items"
+	// The CMS collection arguments (schema/args_cms.go, edge/reads/cmsposts.go).
+	case msg == "Invalid date.":
+		return "rest_invalid_date"
+	case strings.HasSuffix(msg, "has duplicate items."):
+		return "rest_duplicate_items"
+	case msg == "Status is forbidden.":
+		return "rest_forbidden_status"
+	case strings.HasSuffix(msg, "is not a valid property of Object."):
+		return "rest_additional_properties_forbidden"
 	}
 	return "rest_invalid_param"
 }

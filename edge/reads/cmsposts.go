@@ -162,12 +162,17 @@ func postsList(req *Request, args *schema.Args, info *schema.Tenant, t *schema.P
 			Message: "The page number requested is larger than the number of pages available."}}
 	}
 	out := make([]any, 0, len(posts))
+	rels, embed := embedRels(req)
 	for _, p := range posts {
 		// Items the caller may not read are skipped; the totals still count them (WordPress).
 		if !t.PublicRead && !canEditType(v, t) {
 			continue
 		}
-		out = append(out, schema.RenderRecord(p, schema.PostRender{Context: context, Unlocked: canEditType(v, t), Allow: allowFor(v, t)}, st))
+		view := schema.RenderRecord(p, schema.PostRender{Context: context, Unlocked: canEditType(v, t), Allow: allowFor(v, t)}, st)
+		if pv, isPost := view.(*schema.PostView); isPost && embed {
+			embedPost(s, p, pv, rels, st)
+		}
+		out = append(out, view)
 	}
 	headers := [][2][]byte{
 		{[]byte("X-WP-Total"), []byte(strconv.Itoa(total))},
@@ -230,6 +235,11 @@ func postItem(req *Request, args *schema.Args, info *schema.Tenant, t *schema.Po
 	}
 	st := site(info)
 	view := schema.RenderRecord(p, schema.PostRender{Context: context, Unlocked: unlocked, Allow: allowFor(v, t)}, st)
+	if pv, isPost := view.(*schema.PostView); isPost {
+		if rels, embed := embedRels(req); embed {
+			embedPost(s, p, pv, rels, st)
+		}
+	}
 	if !t.PublicRead {
 		return ok(view, d)
 	}

@@ -112,11 +112,18 @@ func (s *Snapshot) Posts(q PostQuery) ([]*schema.Post, int) {
 		}
 		return out, total
 	}
-	var all []*schema.Post
+	var all []ranked
 	for it := s.posts.Iterator(); !it.Done(); {
 		_, sl, _ := it.Next()
 		if p := pick(sl, q.Scope); p != nil && m.match(p) {
-			all = append(all, p)
+			r := ranked{p: p}
+			switch q.OrderBy {
+			case "relevance":
+				r.rank = m.relevance(p) // once per match, not per comparison
+			case "title":
+				r.key = strings.ToLower(p.Title)
+			}
+			all = append(all, r)
 		}
 	}
 	slices.SortFunc(all, m.compare)
@@ -124,7 +131,18 @@ func (s *Snapshot) Posts(q PostQuery) ([]*schema.Post, int) {
 	if q.Offset >= total {
 		return nil, total
 	}
-	return all[q.Offset:min(total, q.Offset+q.Limit)], total
+	out := make([]*schema.Post, 0, min(total, q.Offset+q.Limit)-q.Offset)
+	for _, r := range all[q.Offset:min(total, q.Offset+q.Limit)] {
+		out = append(out, r.p)
+	}
+	return out, total
+}
+
+// ranked is a match with what its ordering needs computed once.
+type ranked struct {
+	p    *schema.Post
+	rank int
+	key  string
 }
 
 // postMatcher is a PostQuery prepared for matching many records.
@@ -287,15 +305,9 @@ func (m *postMatcher) matchSearch(p *schema.Post) bool {
 		}
 		return false
 	}
-	var lower [3]string
-	for i, c := range cols {
-		if m.columns[i] {
-			lower[i] = strings.ToLower(c)
-		}
-	}
 	in := func(w string) bool {
-		for i := range lower {
-			if m.columns[i] && strings.Contains(lower[i], w) {
+		for i := range cols {
+			if m.columns[i] && containsFold(cols[i], w) {
 				return true
 			}
 		}
@@ -318,24 +330,63 @@ func (m *postMatcher) matchSearch(p *schema.Post) bool {
 // search in the title, every word in the title, any word in the title, the whole search in the
 // excerpt, in the content, anything else.
 func (m *postMatcher) relevance(p *schema.Post) int {
-	title := strings.ToLower(p.Title)
+	title := p.Title
 	switch {
-	case strings.Contains(title, m.phrase):
+	case containsFold(title, m.phrase):
 		return 1
-	case len(m.words) > 1 && !slices.ContainsFunc(m.words, func(w string) bool { return !strings.Contains(title, w) }):
+	case len(m.words) > 1 && !slices.ContainsFunc(m.words, func(w string) bool { return !containsFold(title, w) }):
 		return 2
-	case len(m.words) > 1 && slices.ContainsFunc(m.words, func(w string) bool { return strings.Contains(title, w) }):
+	case len(m.words) > 1 && slices.ContainsFunc(m.words, func(w string) bool { return containsFold(title, w) }):
 		return 3
-	case strings.Contains(strings.ToLower(p.Excerpt), m.phrase):
+	case containsFold(p.Excerpt, m.phrase):
 		return 4
-	case strings.Contains(strings.ToLower(p.Content), m.phrase):
+	case containsFold(p.Content, m.phrase):
 		return 5
 	}
 	return 6
 }
 
-func (m *postMatcher) compare(a, b *schema.Post) int {
+// containsFold reports whether s contains the lower-case sub, ignoring case, without lowering
+// s (texts are long, searches short): ASCII is folded byte by byte; a sub with other letters
+// falls back to lowering s.
+func containsFold(s, sub string) bool {
+	if sub == "" {
+		return true
+	}
+	for i := 0; i < len(sub); i++ {
+		if sub[i] >= 0x80 {
+			return strings.Contains(strings.ToLower(s), sub)
+		}
+	}
+	first := sub[0]
+	for i := 0; i+len(sub) <= len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != first {
+			continue
+		}
+		j := 1
+		for ; j < len(sub); j++ {
+			d := s[i+j]
+			if 'A' <= d && d <= 'Z' {
+				d += 'a' - 'A'
+			}
+			if d != sub[j] {
+				break
+			}
+		}
+		if j == len(sub) {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *postMatcher) compare(ra, rb ranked) int {
 	q := m.q
+	a, b := ra.p, rb.p
 	if q.StickyFirst && a.Sticky != b.Sticky {
 		if a.Sticky {
 			return -1
@@ -343,7 +394,7 @@ func (m *postMatcher) compare(a, b *schema.Post) int {
 		return 1
 	}
 	if q.OrderBy == "relevance" {
-		if c := cmp.Compare(m.relevance(a), m.relevance(b)); c != 0 {
+		if c := cmp.Compare(ra.rank, rb.rank); c != 0 {
 			return c
 		}
 		return cmp.Or(b.DateGMT.Compare(a.DateGMT), cmp.Compare(b.ID, a.ID))
@@ -369,7 +420,7 @@ func (m *postMatcher) compare(a, b *schema.Post) int {
 	case "slug":
 		c = strings.Compare(a.Slug, b.Slug)
 	case "title":
-		c = strings.Compare(strings.ToLower(a.Title), strings.ToLower(b.Title))
+		c = strings.Compare(ra.key, rb.key)
 	default:
 		c = a.DateGMT.Compare(b.DateGMT)
 	}

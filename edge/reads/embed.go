@@ -1,0 +1,106 @@
+package reads
+
+import (
+	"strings"
+
+	"vitrine/edge/replica"
+	"vitrine/schema"
+)
+
+// _embed for the post types: the embeddable links of a post or page are expanded into
+// _embedded, each in embed context, in link order, as WordPress does. What is not replicated
+// (author profiles, media) embeds WordPress's error object for it, so clients see the shape
+// they expect. Author profiles and terms come from the snapshot when it can give them: a
+// snapshot implementing AuthorEmbedder or TermEmbedder (the users and terms replication) is
+// used; otherwise authors embed rest_user_invalid_id and term links are left out.
+
+// AuthorEmbedder gives an author's embed-context view, or nil when the user is unknown.
+type AuthorEmbedder interface {
+	EmbedAuthor(id schema.UserID, site schema.Site) any
+}
+
+// TermEmbedder gives the embed-context views of a post's terms in one taxonomy ("category",
+// "post_tag", as the wp:term links name them).
+type TermEmbedder interface {
+	EmbedTerms(p *schema.Post, taxonomy string, site schema.Site) []any
+}
+
+// embedRels parses _embed: all embeddable rels when present without a list ("", "1", "true"),
+// else the listed rels. ok is false when _embed was not sent.
+func embedRels(req *Request) (rels []string, ok bool) {
+	v, ok := req.Query("_embed")
+	if !ok {
+		return nil, false
+	}
+	if v == "" || v == "1" || v == "true" {
+		return nil, true
+	}
+	return splitComma(v), true
+}
+
+func splitComma(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func embedError(code, msg string, status int) map[string]any {
+	return map[string]any{"code": code, "message": msg, "data": map[string]any{"status": status}}
+}
+
+// embedPost fills v.Embedded for the rels asked (nil: every embeddable rel).
+func embedPost(s *replica.Snapshot, p *schema.Post, v *schema.PostView, rels []string, st schema.Site) {
+	want := func(rel string) bool {
+		if rels == nil {
+			return true
+		}
+		for _, r := range rels {
+			if r == rel {
+				return true
+			}
+		}
+		return false
+	}
+	emb := map[string][]any{}
+	if _, has := v.Links["author"]; has && want("author") {
+		var a any
+		if ae, ok := any(s).(AuthorEmbedder); ok {
+			a = ae.EmbedAuthor(p.Author, st)
+		}
+		if a == nil {
+			a = embedError("rest_user_invalid_id", "Invalid user ID.", 404)
+		}
+		emb["author"] = []any{a}
+	}
+	if _, has := v.Links["wp:featuredmedia"]; has && want("wp:featuredmedia") {
+		// Media are not replicated yet: WordPress's answer for a missing attachment.
+		emb["wp:featuredmedia"] = []any{embedError("rest_post_invalid_id", "Invalid post ID.", 404)}
+	}
+	if up, has := v.Links["up"]; has && len(up) > 0 && want("up") {
+		if parent := s.Post(p.Parent, replica.Public); parent != nil && parent.Type == p.Type {
+			emb["up"] = []any{schema.RenderPost(parent, schema.PostRender{Context: "embed"}, st)}
+		} else {
+			emb["up"] = []any{embedError("rest_post_invalid_id", "Invalid post ID.", 404)}
+		}
+	}
+	if links, has := v.Links["wp:term"]; has && want("wp:term") {
+		if te, ok := any(s).(TermEmbedder); ok {
+			var terms []any
+			for _, l := range links {
+				ts := te.EmbedTerms(p, l.Taxonomy, st)
+				if ts == nil {
+					ts = []any{}
+				}
+				terms = append(terms, ts)
+			}
+			emb["wp:term"] = terms
+		}
+	}
+	if len(emb) > 0 {
+		v.Embedded = emb
+	}
+}
