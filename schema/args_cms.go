@@ -26,7 +26,7 @@ func ParseCMSDate(s string) (t time.Time, zoned, ok bool) {
 	switch {
 	case zone == "":
 		t, err := time.Parse("2006-01-02T15:04:05", base)
-		return t, false, err == nil
+		return t, false, err == nil && inYears(t)
 	case zone == "Z":
 	case len(zone) == 3: // +02
 		zone += ":00"
@@ -34,11 +34,15 @@ func ParseCMSDate(s string) (t time.Time, zoned, ok bool) {
 		zone = zone[:3] + ":" + zone[3:]
 	}
 	t, err := time.Parse(time.RFC3339, base+zone)
-	if err != nil {
+	if err != nil || !inYears(t.UTC()) {
 		return time.Time{}, false, false
 	}
 	return t.UTC(), true, true
 }
+
+// inYears keeps dates after the zero time (which reads as "not sent") and within year 9999
+// (in UTC), which every layer can write back.
+func inYears(t time.Time) bool { return t.After(time.Time{}) && t.Year() <= 9999 }
 
 // TimeIn returns an ArgDateTime's instant: the value itself when it carried a zone, else its
 // wall clock read in loc (the site's zone, as WordPress reads zone-less dates).

@@ -447,8 +447,16 @@ func FuzzParseArgs(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	r := route(f, "cms.posts.list")
+	// Every post type's collection: the raw query's first byte picks the route.
+	var lists []*schema.Route
+	for _, pt := range schema.PostTypes {
+		lists = append(lists, route(f, "cms."+pt.RestBase+".list"))
+	}
 	f.Fuzz(func(t *testing.T, raw string) {
+		r := lists[0]
+		if raw != "" {
+			r = lists[int(raw[0])%len(lists)]
+		}
 		a, err := schema.ParseArgs(r, queryParams(raw).get)
 		if err != nil {
 			var e *schema.Error
@@ -476,6 +484,19 @@ func FuzzParseArgs(f *testing.F) {
 			d := r.Args[slices.IndexFunc(r.Args, func(d schema.Arg) bool { return d.Name == name })]
 			if !slices.Contains(d.Enum, a.Str(name)) {
 				t.Fatalf("%s = %q, not one of %q", name, a.Str(name), d.Enum)
+			}
+		}
+		for _, d := range r.Args {
+			v := a.Get(d.Name)
+			switch d.Type {
+			case schema.ArgTermFilter:
+				if v.Str != "OR" && v.Str != "AND" || v.Str == "AND" && !d.TermOperator || v.Bool && !d.TermChildren {
+					t.Fatalf("%s = %+v, not a filter %s accepts", d.Name, v, d.Name)
+				}
+			case schema.ArgDateTime:
+				if v.Given && v.Str != "" && v.Time.IsZero() {
+					t.Fatalf("%s = %q parsed to the zero time", d.Name, v.Str)
+				}
 			}
 		}
 		key := a.AppendKey(nil)
