@@ -166,6 +166,8 @@ func TestNamespaceIndex(t *testing.T) {
 		{"trailing slash", "/index.php?rest_route=/cms/v2/", 200, `"namespace":"cms/v2"`},
 		{"agent root", "/index.php?rest_route=/agent/v1", 200, `"namespace":"agent/v1"`},
 		{"another namespace asked by argument", "/index.php?rest_route=/cms/v2&namespace=agent/v1", 200, `"namespace":"agent/v1"`},
+		{"routes match case-insensitively", "/index.php?rest_route=/CMS/V2", 200, `"namespace":"cms/v2"`},
+		{"an item too", "/index.php?rest_route=/Cms/v2/Posts/101", 200, `"id":101`},
 		{"unknown namespace argument", "/index.php?rest_route=/cms/v2&namespace=nope/v1", 404, `"code":"rest_invalid_namespace"`},
 	}
 	for _, tt := range tests {

@@ -58,7 +58,20 @@ func (rt *Router) Lookup(ctx *fasthttp.RequestCtx, iface schema.Interface, metho
 		m = "GET"
 	}
 	h, _ := rt.trees[iface].Lookup(m, string(path), ctx)
+	if h == nil && iface == schema.CMS && hasUpper(path) {
+		// WordPress matches routes case-insensitively (/CMS/V2/Posts is /cms/v2/posts).
+		h, _ = rt.trees[iface].Lookup(m, strings.ToLower(string(path)), ctx)
+	}
 	return h
+}
+
+func hasUpper(b []byte) bool {
+	for _, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			return true
+		}
+	}
+	return false
 }
 
 // Allowed returns the methods with a route at path, for 405 answers and Allow headers.
