@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"strings"
 	"time"
 )
 
@@ -112,7 +113,12 @@ func (p *Post) PublicCopy() *Post {
 // ValidatePost checks a post before it is written.
 func ValidatePost(p *Post) error {
 	if p.Slug != "" {
-		if err := ValidateSlug("slug", p.Slug, nil); err != nil {
+		// A trashed record keeps its slug with WordPress's "__trashed" suffix.
+		slug := p.Slug
+		if p.Status == StatusTrash {
+			slug = strings.TrimSuffix(slug, "__trashed")
+		}
+		if err := ValidateSlug("slug", slug, nil); err != nil {
 			return err
 		}
 	}
