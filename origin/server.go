@@ -132,6 +132,8 @@ func New(cfg Config, db *store.DB, rep *replica.Replica) *Server {
 	s.batchHandlers()
 	s.catalogHandlers()
 	s.cmsHandlers()
+	s.termHandlers() // CMS categories and tags (terms.go)
+	s.userHandlers() // CMS users and application passwords (users_cms.go, apppasswords.go)
 	s.cartHandlers()
 	s.customerHandlers()
 	s.postPurchaseHandlers()

@@ -275,7 +275,7 @@ var Routes = append([]Route{
 	// postTypeRoutes (posttypes.go), appended after this literal.
 	// CMS batch: up to 25 requests to batch-capable routes, run by the origin (origin/batch.go).
 	{Name: "cms.batch", Method: "POST", Interface: CMS, Path: "/batch/v1", Server: AtOrigin},
-}, postTypeRoutes()...)
+}, append(postTypeRoutes(), peopleRoutes()...)...) // terms, users, application passwords: routes_people.go
 
 // RouteByName returns the first route with the name, or nil.
 func RouteByName(name string) *Route {
@@ -367,7 +367,11 @@ func (a *Args) AppendKey(dst []byte) []byte {
 		dst = append(dst, '=')
 		switch d.Type {
 		case ArgInt:
-			dst = strconv.AppendInt(dst, v.Int, 10)
+			// An optional integer without a default that was not sent is not 0 (parent=0 selects
+			// top-level terms; no parent selects all).
+			if v.Given || d.Default != "" {
+				dst = strconv.AppendInt(dst, v.Int, 10)
+			}
 		case ArgBool:
 			dst = strconv.AppendBool(dst, v.Bool)
 		case ArgString:

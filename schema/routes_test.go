@@ -330,7 +330,7 @@ func TestArgsGetUndeclaredPanics(t *testing.T) {
 
 func TestAppendKeyDefaults(t *testing.T) {
 	a := parse(t, "cms.posts.list", params{})
-	const want = "context=view&page=1&per_page=10&search=&after=&modified_after=&before=&modified_before=&author=&author_exclude=&exclude=&include=&offset=0&order=desc&orderby=date&search_columns=&search_semantics=&slug=&status=publish&tax_relation=&categories=&categories_exclude=&tags=&tags_exclude=&sticky=false&ignore_sticky=true&format=&"
+	const want = "context=view&page=1&per_page=10&search=&after=&modified_after=&before=&modified_before=&author=&author_exclude=&exclude=&include=&offset=&order=desc&orderby=date&search_columns=&search_semantics=&slug=&status=publish&tax_relation=&categories=&categories_exclude=&tags=&tags_exclude=&sticky=false&ignore_sticky=true&format=&"
 	if got := string(a.AppendKey(nil)); got != want {
 		t.Errorf("AppendKey(nil) = %q, want %q", got, want)
 	}

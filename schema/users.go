@@ -91,6 +91,8 @@ type User struct {
 	Role        Role      `json:"role"`
 	CreatedAt   time.Time `json:"created_at"`
 	Version     int64     `json:"version"`
+	// Profile is what the CMS users routes write besides the above (users_cms.go).
+	Profile Profile `json:"profile"`
 }
 
 // ValidateUser checks a user before it is written.

@@ -28,6 +28,7 @@ Usage:
   vitrine tenant update       change a tenant's name, domains, currencies, status or rate limit
   vitrine user create         create a staff user and print its application password
   vitrine user password       create a new application password for a user
+  vitrine user app-password   create, list or revoke a user's application passwords
   vitrine seed                fill an empty tenant with a demo catalog
   vitrine import              import a Shopify product CSV export into a tenant's catalog
 
@@ -82,6 +83,9 @@ func run(ctx context.Context, args []string) error {
 		}
 		if len(rest) > 0 && rest[0] == "password" {
 			return runUserPassword(ctx, rest[1:])
+		}
+		if len(rest) > 0 && rest[0] == "app-password" {
+			return runUserAppPassword(ctx, rest[1:])
 		}
 	case "seed":
 		return runSeed(ctx, rest)

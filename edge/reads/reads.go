@@ -126,6 +126,9 @@ func Answer(req *Request) Response {
 	if t := schema.PostTypeOfRoute(req.Route); t != nil { // CMS post types (cmsposts.go)
 		return answerPostType(req, args, info, t)
 	}
+	if r, ok := answerTerms(req, args, info); ok { // CMS categories and tags (terms.go)
+		return r
+	}
 	return Response{Err: fmt.Errorf("reads: no read handler for route %s", req.Route.Name)}
 }
 

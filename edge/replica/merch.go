@@ -20,7 +20,9 @@ type merch struct {
 	reviewsByProd *immutable.Map[schema.ProductID, *immutable.SortedMap[orderKey, schema.ReviewID]]
 	stats         *immutable.Map[schema.ProductID, slot[schema.ProductStats]]
 	saleList      []*schema.FlashSale // by start, then id
-	sectionList   []*schema.Section   // by position, then id
+	// terms are the CMS categories and tags (terms.go).
+	terms       *immutable.Map[schema.TermID, slot[schema.Term]]
+	sectionList []*schema.Section // by position, then id
 }
 
 func emptyMerch() merch {
@@ -30,6 +32,7 @@ func emptyMerch() merch {
 		reviews:       immutable.NewMap[schema.ReviewID, slot[schema.Review]](intHasher[schema.ReviewID]{}),
 		reviewsByProd: immutable.NewMap[schema.ProductID, *immutable.SortedMap[orderKey, schema.ReviewID]](intHasher[schema.ProductID]{}),
 		stats:         immutable.NewMap[schema.ProductID, slot[schema.ProductStats]](intHasher[schema.ProductID]{}),
+		terms:         emptyTerms(),
 	}
 }
 
@@ -121,6 +124,8 @@ func (b *builder) applyMerch(c *schema.Change) (ok bool, err error) {
 			m.stats = m.stats.Set(id, s)
 			markProduct(&b.dirty.merch.stats, id)
 		}
+	case schema.KindTerm:
+		return true, b.applyTerm(c)
 	default:
 		return false, nil
 	}
@@ -222,4 +227,5 @@ func (s *Snapshot) digestMerch(add func(kind schema.Kind, id string, pub, priv a
 		id, sl, _ := it.Next()
 		add(schema.KindStats, schema.IDString(id), sl.pub, nil, sl.pub != nil, false)
 	}
+	s.digestTerms(add)
 }

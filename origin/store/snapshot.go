@@ -118,6 +118,9 @@ func (tx *Tx) snapshotTenant(ctx context.Context, tenantID string, emit emitFunc
 	if err := tx.snapshotMerch(ctx, t.ID, emit); err != nil {
 		return err
 	}
+	if err := tx.snapshotTerms(ctx, t.ID, emit); err != nil { // CMS terms (terms.go)
+		return err
+	}
 	return eachRow(ctx, tx, `SELECT `+postColumns+` FROM posts WHERE tenant_id = $1 ORDER BY id`, t.ID, func(row pgx.Rows) error {
 		p, err := scanPost(row)
 		if err != nil {

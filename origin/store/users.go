@@ -11,12 +11,24 @@ import (
 	"vitrine/schema"
 )
 
-const userColumns = `id, login, email, display_name, slug, role, created_at, version`
+const userColumns = `id, login, email, display_name, slug, role, created_at, version,
+	first_name, last_name, nickname, description, url, locale`
+
+// userColumnsOf is userColumns qualified by a table alias.
+func userColumnsOf(alias string) string {
+	cols := strings.Split(strings.ReplaceAll(userColumns, "\n\t", " "), ", ")
+	for i, c := range cols {
+		cols[i] = alias + "." + strings.TrimSpace(c)
+	}
+	return strings.Join(cols, ", ")
+}
 
 func scanUser(row pgx.Row) (*schema.User, error) {
 	var u schema.User
 	var role string
-	if err := row.Scan(&u.ID, &u.Login, &u.Email, &u.DisplayName, &u.Slug, &role, &u.CreatedAt, &u.Version); err != nil {
+	p := &u.Profile
+	if err := row.Scan(&u.ID, &u.Login, &u.Email, &u.DisplayName, &u.Slug, &role, &u.CreatedAt, &u.Version,
+		&p.FirstName, &p.LastName, &p.Nickname, &p.Description, &p.URL, &p.Locale); err != nil {
 		return nil, err
 	}
 	u.Role = schema.Role(role)
@@ -42,9 +54,11 @@ func (db *DB) CreateUser(ctx context.Context, t *schema.Tenant, u *schema.User) 
 		}
 		u.ID = schema.UserID(id)
 		u.CreatedAt = tx.now
-		_, err = tx.pg.Exec(ctx, `INSERT INTO users (tenant_id, `+userColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-			t.ID, int64(u.ID), u.Login, u.Email, u.DisplayName, u.Slug, string(u.Role), u.CreatedAt, u.Version)
-		return err
+		p := &u.Profile
+		_, err = tx.pg.Exec(ctx, `INSERT INTO users (tenant_id, `+userColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+			t.ID, int64(u.ID), u.Login, u.Email, u.DisplayName, u.Slug, string(u.Role), u.CreatedAt, u.Version,
+			p.FirstName, p.LastName, p.Nickname, p.Description, p.URL, p.Locale)
+		return mapError(err)
 	})
 }
 
@@ -95,13 +109,15 @@ func (db *DB) DeleteAppPasswords(ctx context.Context, t *schema.Tenant, user sch
 // authenticates on another: the lookup is keyed by tenant. It returns a CodeUnauthorized error
 // whose CMSCode tells an unknown user from a wrong password, as WordPress does.
 func (db *DB) Authenticate(ctx context.Context, t *schema.Tenant, login string, hash []byte) (*schema.User, error) {
-	row := db.pool.QueryRow(ctx, `SELECT u.id, u.login, u.email, u.display_name, u.slug, u.role, u.created_at, u.version, a.hash
+	row := db.pool.QueryRow(ctx, `SELECT `+userColumnsOf("u")+`, a.hash
 		FROM app_passwords a JOIN users u ON u.tenant_id = a.tenant_id AND u.id = a.user_id
 		WHERE a.tenant_id = $1 AND a.hash = $2`, t.ID, hash)
 	var u schema.User
 	var role string
 	var stored []byte
-	err := row.Scan(&u.ID, &u.Login, &u.Email, &u.DisplayName, &u.Slug, &role, &u.CreatedAt, &u.Version, &stored)
+	p := &u.Profile
+	err := row.Scan(&u.ID, &u.Login, &u.Email, &u.DisplayName, &u.Slug, &role, &u.CreatedAt, &u.Version,
+		&p.FirstName, &p.LastName, &p.Nickname, &p.Description, &p.URL, &p.Locale, &stored)
 	if err == pgx.ErrNoRows {
 		if _, uerr := db.UserByLogin(ctx, t, login); uerr != nil {
 			if schema.ErrorCode(uerr) == schema.CodeNotFound {

@@ -1,0 +1,172 @@
+package reads
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"vitrine/edge/cache"
+	"vitrine/edge/replica"
+	"vitrine/schema"
+)
+
+// answerTerms answers the CMS term routes (categories and tags); ok is false for other routes.
+// Every term body depends on the Posts class: a term's count is derived from the published
+// posts, and a term change bumps that class too (replica/terms.go).
+func answerTerms(req *Request, args *schema.Args, info *schema.Tenant) (Response, bool) {
+	switch req.Route.Name {
+	case "cms.categories.list":
+		return termsList(req, args, info, schema.TaxCategory), true
+	case "cms.tags.list":
+		return termsList(req, args, info, schema.TaxTag), true
+	case "cms.categories.get":
+		return termItem(req, args, info, schema.TaxCategory), true
+	case "cms.tags.get":
+		return termItem(req, args, info, schema.TaxTag), true
+	}
+	return Response{}, false
+}
+
+func canManageTerms(v Viewer) bool {
+	return v.User != nil && v.User.Role.Can(schema.CapManageCategories)
+}
+
+func termAllow(v Viewer) []string {
+	if canManageTerms(v) {
+		return []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
+	}
+	return []string{"GET"}
+}
+
+var termNotFound = &schema.Error{Code: schema.CodeNotFound, CMSCode: "rest_term_invalid", Message: "Term does not exist."}
+
+func termsList(req *Request, args *schema.Args, info *schema.Tenant, tax string) Response {
+	v := req.Viewer
+	context := args.Str("context")
+	if context == "edit" && !canManageTerms(v) {
+		return Response{Err: forbidden(v, "rest_forbidden_context", "Sorry, you are not allowed to edit terms in this taxonomy.")}
+	}
+	var d []cache.Dep
+	if v.User == nil {
+		d = deps(req.Tenant, []replica.Class{replica.Posts})
+	}
+	s := req.Tenant.Snapshot()
+	counts := s.TermCounts(tax)
+	include, exclude := args.Get("include").Ints, args.Get("exclude").Ints
+	slugs := args.Get("slug").Strs
+	search := strings.ToLower(args.Str("search"))
+	var onPost []schema.TermID
+	postGiven := args.Get("post").Given
+	if postGiven {
+		scope := replica.Public
+		if canEdit(v) {
+			scope = replica.Full
+		}
+		if p := s.Post(schema.PostID(args.Int("post")), scope); p != nil {
+			onPost = p.Categories
+			if tax == schema.TaxTag {
+				onPost = p.Tags
+			}
+		}
+	}
+	// parent is declared for categories only, offset for tags only (as WordPress).
+	var parent schema.TermID
+	hasParent := tax == schema.TaxCategory && args.Get("parent").Given
+	if hasParent {
+		parent = schema.TermID(args.Int("parent"))
+	}
+	var all []*schema.Term
+	for _, t := range s.Terms(tax) {
+		switch {
+		case len(include) > 0 && !slices.Contains(include, int64(t.ID)),
+			slices.Contains(exclude, int64(t.ID)),
+			len(slugs) > 0 && !slices.Contains(slugs, t.Slug),
+			search != "" && !strings.Contains(strings.ToLower(t.Name), search) && !strings.Contains(t.Slug, search),
+			hasParent && t.Parent != parent,
+			postGiven && !slices.Contains(onPost, t.ID),
+			args.Bool("hide_empty") && counts[t.ID] == 0:
+			continue
+		}
+		all = append(all, t)
+	}
+	orderby, desc := args.Str("orderby"), args.Str("order") == "desc"
+	position := func(list []int64, x int64) int {
+		if i := slices.Index(list, x); i >= 0 {
+			return i
+		}
+		return len(list)
+	}
+	slices.SortStableFunc(all, func(a, b *schema.Term) int {
+		var c int
+		switch orderby {
+		case "id":
+			c = cmp.Compare(a.ID, b.ID)
+		case "slug":
+			c = strings.Compare(a.Slug, b.Slug)
+		case "count":
+			c = cmp.Compare(counts[a.ID], counts[b.ID])
+		case "description":
+			c = strings.Compare(strings.ToLower(a.Description), strings.ToLower(b.Description))
+		case "include":
+			c = cmp.Compare(position(include, int64(a.ID)), position(include, int64(b.ID)))
+		case "include_slugs":
+			c = cmp.Compare(slices.Index(slugs, a.Slug), slices.Index(slugs, b.Slug))
+		case "term_group":
+			c = 0 // every term is in group 0
+		default:
+			c = strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name))
+		}
+		if desc {
+			c = -c
+		}
+		if c == 0 {
+			c = cmp.Compare(a.ID, b.ID)
+		}
+		return c
+	})
+	page, perPage := int(args.Int("page")), int(args.Int("per_page"))
+	offset := (page - 1) * perPage
+	if tax == schema.TaxTag {
+		if o := args.Get("offset"); o.Given {
+			offset = int(o.Int)
+		}
+	}
+	total := len(all)
+	totalPages := (total + perPage - 1) / perPage
+	st := site(info)
+	out := make([]*schema.TermView, 0, perPage)
+	for i := offset; i < total && i < offset+perPage; i++ {
+		out = append(out, schema.RenderTerm(all[i], context, counts[all[i].ID], termAllow(v), st))
+	}
+	headers := [][2][]byte{
+		{[]byte("X-WP-Total"), []byte(strconv.Itoa(total))},
+		{[]byte("X-WP-TotalPages"), []byte(strconv.Itoa(totalPages))},
+	}
+	if link := pageLinks(st, req, page, totalPages); link != "" {
+		headers = append(headers, [2][]byte{[]byte("Link"), []byte(link)})
+	}
+	return ok(out, d, headers...)
+}
+
+func termItem(req *Request, args *schema.Args, info *schema.Tenant, tax string) Response {
+	v := req.Viewer
+	id, err := strconv.ParseInt(req.Param("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return Response{Err: termNotFound}
+	}
+	var d []cache.Dep
+	if v.User == nil {
+		d = deps(req.Tenant, []replica.Class{replica.Posts})
+	}
+	s := req.Tenant.Snapshot()
+	t := s.Term(schema.TermID(id))
+	if t == nil || t.Taxonomy != tax {
+		return Response{Err: termNotFound}
+	}
+	context := args.Str("context")
+	if context == "edit" && !canManageTerms(v) {
+		return Response{Err: forbidden(v, "rest_forbidden_context", "Sorry, you are not allowed to edit this term.")}
+	}
+	return ok(schema.RenderTerm(t, context, s.TermCounts(tax)[t.ID], termAllow(v), site(info)), d)
+}

@@ -1,0 +1,114 @@
+package schema
+
+import (
+	"html"
+	"strconv"
+)
+
+// KindTerm is a CMS term (a category or a tag). Terms are public: only the pub state is
+// replicated, and edges answer anonymous term reads alone.
+const KindTerm Kind = "term"
+
+// Taxonomies of CMS terms, with WordPress's names.
+const (
+	TaxCategory = "category"
+	TaxTag      = "post_tag"
+)
+
+// TaxonomyBase returns the REST base of a taxonomy ("categories", "tags").
+func TaxonomyBase(tax string) string {
+	if tax == TaxCategory {
+		return "categories"
+	}
+	return "tags"
+}
+
+// Term is a category or a tag of a tenant's CMS. Terms have their own per-tenant id space
+// (ARCHITECTURE 2.3). A term's post count is not stored: readers count the published posts of
+// their replica that carry the term, so it is right after any post change without a term write.
+type Term struct {
+	ID          TermID `json:"id"`
+	Taxonomy    string `json:"taxonomy"`
+	Name        string `json:"name"`
+	Slug        string `json:"slug"`
+	Description string `json:"description"`
+	// Parent is 0 or a category of the same taxonomy (tags have no parent).
+	Parent  TermID `json:"parent"`
+	Version int64  `json:"version"`
+}
+
+// ValidateTerm checks a term before it is written.
+func ValidateTerm(t *Term) error {
+	if t.Taxonomy != TaxCategory && t.Taxonomy != TaxTag {
+		return Invalid("taxonomy", "taxonomy must be category or post_tag")
+	}
+	if err := ValidateText("name", t.Name, 200, true); err != nil {
+		return err
+	}
+	if err := ValidateText("description", t.Description, 10000, false); err != nil {
+		return err
+	}
+	if err := ValidateSlug("slug", t.Slug, nil); err != nil {
+		return err
+	}
+	if t.Parent < 0 || t.Parent > MaxExposedID || (t.Taxonomy == TaxTag && t.Parent != 0) {
+		return Invalid("parent", "parent is not a valid term")
+	}
+	return nil
+}
+
+// TermView is a term as the CMS interface renders it, in WordPress's field order. Pointer fields
+// are absent in the embed context.
+type TermView struct {
+	ID          TermID            `json:"id"`
+	Count       *int              `json:"count,omitempty"`
+	Description *string           `json:"description,omitempty"`
+	Link        string            `json:"link"`
+	Name        string            `json:"name"`
+	Slug        string            `json:"slug"`
+	Taxonomy    string            `json:"taxonomy"`
+	Parent      *TermID           `json:"parent,omitempty"`
+	Meta        *[]any            `json:"meta,omitempty"`
+	Links       map[string][]Link `json:"_links,omitempty"`
+}
+
+// TermLink is the public archive URL of a term under plain permalinks.
+func (s Site) TermLink(t *Term) string {
+	if t.Taxonomy == TaxCategory {
+		return s.Base + "/?cat=" + strconv.FormatInt(int64(t.ID), 10)
+	}
+	return s.Base + "/?tag=" + t.Slug
+}
+
+// RenderTerm renders a term in a context (view, embed or edit; edit shows the same fields as
+// view). count is the number of published posts carrying the term. allow lists the methods
+// the caller may use on the item (the self link's targetHints).
+func RenderTerm(t *Term, context string, count int, allow []string, site Site) *TermView {
+	v := &TermView{ID: t.ID, Link: site.TermLink(t), Name: html.EscapeString(t.Name), Slug: t.Slug, Taxonomy: t.Taxonomy}
+	base := "/cms/v2/" + TaxonomyBase(t.Taxonomy)
+	id := strconv.FormatInt(int64(t.ID), 10)
+	if allow == nil {
+		allow = []string{"GET"}
+	}
+	v.Links = map[string][]Link{
+		"self":         {{Href: site.RestURL(base + "/" + id), TargetHints: map[string]any{"allow": allow}}},
+		"collection":   {{Href: site.RestURL(base)}},
+		"about":        {{Href: site.RestURL("/cms/v2/taxonomies/" + t.Taxonomy)}},
+		"wp:post_type": {{Href: site.RestURL("/cms/v2/posts") + "&" + TaxonomyBase(t.Taxonomy) + "=" + id}},
+		"curies":       {{Name: "wp", Href: "https://api.w.org/{rel}", Templated: true}},
+	}
+	if t.Parent != 0 {
+		v.Links["up"] = []Link{{Href: site.RestURL(base + "/" + strconv.FormatInt(int64(t.Parent), 10)), Embeddable: true}}
+	}
+	if context == "embed" {
+		return v
+	}
+	desc := t.Description
+	meta := []any{}
+	v.Count, v.Description, v.Meta = &count, &desc, &meta
+	if t.Taxonomy == TaxCategory {
+		p := t.Parent
+		v.Parent = &p
+	}
+	return v
+}
