@@ -55,11 +55,14 @@ func FuzzDecodeBodies(f *testing.F) {
 		`{"title":"Lamp","slug":"lamp","status":"active","prices":{"USD":100},"images":[{"url":"https://x/y.jpg","alt":"a"}],"category_ids":[1,2],"variants":[{"sku":"A","stock":3,"options":[{"name":"size","value":"M"}]}]}`,
 		`{"title":{"raw":"Hello"},"content":"<p>x</p>","status":"publish","date":"2026-01-02T03:04:05","categories":[1,"2"],"meta":{"footnotes":""}}`,
 		`{"title":null}`, `[]`, `{"a":`, `{"prices":{"USD":1e999}}`, `{"author":"12"}`, `{"title":{"raw":1}}`,
+		`{"name":"News","slug":"news","parent":"3","description":"x"}`, `{"username":"a","email":"a@b.example","roles":["editor"]}`,
+		`{"name":"Phone","app_id":"3f2504e0-4f89-41d3-9a0c-0305e82c3301"}`,
 	} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		for _, v := range []any{&productInput{}, &postInput{}, &variantInput{}, &categoryInput{}, &currencyInput{}} {
+		for _, v := range []any{&productInput{}, &postInput{}, &variantInput{}, &categoryInput{}, &currencyInput{},
+			&termInput{}, &userInput{}, &appPasswordInput{}} {
 			err := decodeJSON(body, v)
 			if err == nil {
 				if _, merr := json.Marshal(v); merr != nil {

@@ -201,6 +201,20 @@ func TestCMSTerms(t *testing.T) {
 	c.post(&schema.Post{Type: "post", Status: schema.StatusDraft, Title: "Draft", Author: c.users[admin].ID, CommentStatus: "open", PingStatus: "open",
 		Format: "standard", DateGMT: time.Now().UTC(), Categories: []schema.TermID{schema.TermID(id(sports))}})
 
+	// A post's _embed of wp:term shows its terms from the replica (categories, then tags).
+	r = c.rest("", "GET", fmt.Sprintf("/cms/v2/posts/%d?_embed=wp:term", p.ID), "")
+	c.want(r, 200, "")
+	var embedded struct {
+		Embedded struct {
+			Term [][]map[string]any `json:"wp:term"`
+		} `json:"_embedded"`
+	}
+	if err := json.Unmarshal(r.body, &embedded); err != nil || len(embedded.Embedded.Term) != 2 ||
+		len(embedded.Embedded.Term[0]) != 1 || embedded.Embedded.Term[0][0]["slug"] != "news-views" ||
+		len(embedded.Embedded.Term[1]) != 1 || embedded.Embedded.Term[1][0]["name"] != "Go" {
+		t.Errorf("embedded terms: %v %s", err, r.body)
+	}
+
 	// Golden bodies of a term in each context (edit with manage_categories).
 	ref := "\x00"
 	r = c.rest("", "GET", fmt.Sprintf("/cms/v2/categories/%d", id(news)), "")

@@ -3,6 +3,7 @@ package replica
 import (
 	"cmp"
 	"slices"
+	"strings"
 
 	"github.com/benbjohnson/immutable"
 
@@ -82,4 +83,28 @@ func (s *Snapshot) digestTerms(add func(kind schema.Kind, id string, pub, priv a
 		id, sl, _ := it.Next()
 		add(schema.KindTerm, schema.IDString(id), sl.pub, nil, sl.pub != nil, false)
 	}
+}
+
+// EmbedTerms gives the embed-context views of a post's terms in a taxonomy, by name as the
+// terms collection lists them (reads.TermEmbedder: a post's _embed of wp:term). Post bodies
+// depend on the Posts class, which term changes bump, so embedded terms are never stale.
+func (s *Snapshot) EmbedTerms(p *schema.Post, taxonomy string, site schema.Site) []any {
+	ids := p.Categories
+	if taxonomy == schema.TaxTag {
+		ids = p.Tags
+	}
+	var terms []*schema.Term
+	for _, id := range ids {
+		if t := s.Term(id); t != nil && t.Taxonomy == taxonomy {
+			terms = append(terms, t)
+		}
+	}
+	slices.SortStableFunc(terms, func(a, b *schema.Term) int {
+		return cmp.Or(strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)), cmp.Compare(a.ID, b.ID))
+	})
+	out := make([]any, 0, len(terms))
+	for _, t := range terms {
+		out = append(out, schema.RenderTerm(t, "embed", 0, nil, site))
+	}
+	return out
 }
