@@ -47,6 +47,7 @@ fuzz: check-go
 	$(GO) test ./schema -run '^$$' -fuzz FuzzRenderContent -fuzztime $(FUZZTIME)
 	$(GO) test ./origin -run '^$$' -fuzz FuzzDecodeBodies -fuzztime $(FUZZTIME)
 	$(GO) test ./origin -run '^$$' -fuzz FuzzSessionToken -fuzztime $(FUZZTIME)
+	$(GO) test ./origin -run '^$$' -fuzz FuzzRequestArgs -fuzztime $(FUZZTIME)
 	$(GO) test ./origin -run '^$$' -fuzz FuzzValidRedirect -fuzztime $(FUZZTIME)
 	$(GO) test ./edge/cache -run '^$$' -fuzz FuzzBody -fuzztime $(FUZZTIME)
 	$(GO) test ./edge/replica -run '^$$' -fuzz FuzzLookupHost -fuzztime $(FUZZTIME)

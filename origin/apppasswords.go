@@ -76,7 +76,7 @@ var appPasswordNotFound = &schema.Error{Code: schema.CodeNotFound, CMSCode: "res
 
 func (s *Server) listAppPasswords(ctx *fasthttp.RequestCtx, rq *request) {
 	fail := func(err error) { s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err) }
-	if _, err := queryArgs(ctx, rq.route); err != nil {
+	if _, err := requestArgs(ctx, rq.route); err != nil {
 		fail(err)
 		return
 	}
@@ -205,7 +205,7 @@ func (s *Server) oneAppPassword(ctx *fasthttp.RequestCtx, rq *request, code, msg
 
 func (s *Server) getAppPassword(ctx *fasthttp.RequestCtx, rq *request) {
 	fail := func(err error) { s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err) }
-	if _, err := queryArgs(ctx, rq.route); err != nil {
+	if _, err := requestArgs(ctx, rq.route); err != nil {
 		fail(err)
 		return
 	}
@@ -260,7 +260,7 @@ func (s *Server) deleteAppPassword(ctx *fasthttp.RequestCtx, rq *request) {
 
 func (s *Server) introspectAppPassword(ctx *fasthttp.RequestCtx, rq *request) {
 	fail := func(err error) { s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err) }
-	if _, err := queryArgs(ctx, rq.route); err != nil {
+	if _, err := requestArgs(ctx, rq.route); err != nil {
 		fail(err)
 		return
 	}

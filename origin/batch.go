@@ -218,9 +218,7 @@ func (s *Server) batchGate(ctx *fasthttp.RequestCtx, rq *request, r *schema.Rout
 		return false
 	}
 	err := func() error {
-		if _, err := schema.ParseArgs(r, func(n string) (string, bool) {
-			return string(ctx.QueryArgs().Peek(n)), ctx.QueryArgs().Has(n)
-		}); err != nil {
+		if _, err := requestArgs(ctx, r); err != nil {
 			return err
 		}
 		if v := s.validators[r.Name]; v != nil {

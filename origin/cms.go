@@ -484,9 +484,7 @@ func (s *Server) updatePost(ctx *fasthttp.RequestCtx, rq *request) {
 }
 
 func (s *Server) deletePost(ctx *fasthttp.RequestCtx, rq *request) {
-	args, err := schema.ParseArgs(rq.route, func(n string) (string, bool) {
-		return string(ctx.QueryArgs().Peek(n)), ctx.QueryArgs().Has(n)
-	})
+	args, err := requestArgs(ctx, rq.route)
 	if err != nil {
 		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
 		return

@@ -221,9 +221,7 @@ func (s *Server) updateTerm(ctx *fasthttp.RequestCtx, rq *request, tax string) {
 }
 
 func (s *Server) deleteTerm(ctx *fasthttp.RequestCtx, rq *request, tax string) {
-	args, err := schema.ParseArgs(rq.route, func(n string) (string, bool) {
-		return string(ctx.QueryArgs().Peek(n)), ctx.QueryArgs().Has(n)
-	})
+	args, err := requestArgs(ctx, rq.route)
 	if err != nil {
 		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
 		return

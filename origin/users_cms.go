@@ -52,12 +52,6 @@ var (
 	notLoggedIn  = &schema.Error{Code: schema.CodeUnauthorized, CMSCode: "rest_not_logged_in", Message: "You are not currently logged in.", Status: 401}
 )
 
-func queryArgs(ctx *fasthttp.RequestCtx, r *schema.Route) (*schema.Args, error) {
-	return schema.ParseArgs(r, func(n string) (string, bool) {
-		return string(ctx.QueryArgs().Peek(n)), ctx.QueryArgs().Has(n)
-	})
-}
-
 // cmsAnswer writes a CMS read answered by a handler (not from the replica's read engine).
 func (s *Server) cmsAnswer(ctx *fasthttp.RequestCtx, rq *request, status int, body any, headers ...[2]string) {
 	h := &ctx.Response.Header
@@ -112,7 +106,7 @@ func (s *Server) targetUser(ctx *fasthttp.RequestCtx, rq *request, param string)
 
 func (s *Server) listUsers(ctx *fasthttp.RequestCtx, rq *request) {
 	fail := func(err error) { s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err) }
-	args, err := queryArgs(ctx, rq.route)
+	args, err := requestArgs(ctx, rq.route)
 	if err != nil {
 		fail(err)
 		return
@@ -233,7 +227,7 @@ func collectionLinks(ctx *fasthttp.RequestCtx, rq *request, page, totalPages int
 
 func (s *Server) getUser(ctx *fasthttp.RequestCtx, rq *request) {
 	fail := func(err error) { s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err) }
-	args, err := queryArgs(ctx, rq.route)
+	args, err := requestArgs(ctx, rq.route)
 	if err != nil {
 		fail(err)
 		return
@@ -442,7 +436,7 @@ func (s *Server) updateUser(ctx *fasthttp.RequestCtx, rq *request) {
 
 func (s *Server) deleteUser(ctx *fasthttp.RequestCtx, rq *request) {
 	fail := func(err error) { s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err) }
-	args, err := queryArgs(ctx, rq.route)
+	args, err := requestArgs(ctx, rq.route)
 	if err == nil && !args.Get("reassign").Given {
 		e := missingParams("reassign")
 		err = e
