@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs what the browser test (cmd/vitrine TestBrowserStorefront) needs, when it is missing:
-# Debian's chromium, Node.js with npm, and e2e/node_modules (playwright-core, pinned by
-# e2e/package-lock.json). Idempotent and quiet when everything is there. Exits non-zero when
+# Installs what the browser and client tests (cmd/vitrine TestBrowserStorefront,
+# TestAuthorizeApplicationBrowser, TestWordPressClients) need, when it is missing: Debian's
+# chromium, Node.js with npm, and e2e/node_modules (playwright-core, wpapi and
+# @wordpress/api-fetch, pinned by e2e/package-lock.json; reinstalled when the lock file changes). Idempotent and quiet when everything is there. Exits non-zero when
 # something cannot be installed, so that `make test` never passes with the browser test skipped.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -20,7 +21,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >&2 ||
 		{ as_root apt-get update >&2 && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >&2; }
 fi
-if [ ! -d e2e/node_modules/playwright-core ]; then
+if ! cmp -s e2e/package-lock.json e2e/node_modules/.vitrine-package-lock.json; then
 	echo "ensure-browser: npm ci in e2e/" >&2
 	npm ci --prefix e2e --no-audit --no-fund >&2
+	cp e2e/package-lock.json e2e/node_modules/.vitrine-package-lock.json
 fi
