@@ -1,0 +1,29 @@
+// Package load drives HTTP load at one server and measures it: a closed loop (every connection
+// sends its next request as soon as the previous answer arrives: the peak throughput) and an open
+// loop at a fixed rate (requests are due at fixed intended times whether or not earlier ones have
+// answered, and latency runs from the intended send time, so a stalled server shows as queueing
+// delay instead of fewer, faster samples: no coordinated omission).
+//
+// # Overview
+//
+//	res, err := load.Run(ctx, load.Config{
+//		Addr: "127.0.0.1:8080", Conns: 64, Duration: 10 * time.Second, Rate: 20000,
+//		Next: func(worker int, seq uint64, req *fasthttp.Request) { req.SetRequestURI("/api/products") },
+//	}, serverPID)
+//
+// Latencies go into an HDR histogram (Histogram, a wrapper of HdrHistogram/hdrhistogram-go:
+// 1 µs to 60 s at three significant digits). CPU use during the measured window is read from
+// /proc: the server processes named by the caller, this process, and the rest of the machine.
+// PinProcess pins every thread of a process to a set of CPUs (sched_setaffinity), and RunWrk
+// measures a closed-loop peak with wrk when it is installed.
+//
+// # Invariants
+//
+//   - Each connection is used by one worker at a time; a worker's requests are sequential.
+//   - In the open loop the k-th request of worker w is due at start + (k·Conns + w)/Rate; a late
+//     worker sends at once and its latency includes the lateness.
+//   - Only requests started inside the measured window (after Warmup, before Warmup+Duration) are
+//     recorded; requests still in flight at the end are waited for (up to the timeout) and count.
+//   - Linux only for CPU accounting and pinning (it reads /proc); elsewhere those are zero or
+//     errors, and the load itself still runs.
+package load
