@@ -126,7 +126,7 @@ func TestCMSEditorAndAnonymousShareNoAnswer(t *testing.T) {
 	cases := []struct {
 		name, uri  string
 		editorSees string // in the editor's answer
-		anonStatus int // WordPress says 401 for a draft or private item; an edge holds only public
+		anonStatus int    // WordPress says 401 for a draft or private item; an edge holds only public
 		// content, so it cannot tell them from ids that do not exist and says 404 (README)
 	}{
 		{"draft item", rest("/cms/v2/posts/" + draft), "SECRET-DRAFT-BODY", 404},
