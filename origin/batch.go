@@ -44,8 +44,10 @@ type batchResponse struct {
 
 func (s *Server) batchHandlers() {
 	s.handlers["cms.batch"] = s.batch
-	s.validators["cms.posts.create"] = validatePostBody
-	s.validators["cms.posts.update"] = validatePostBody
+	for _, t := range schema.PostTypes {
+		s.validators["cms."+t.RestBase+".create"] = validatePostBody
+		s.validators["cms."+t.RestBase+".update"] = validatePostBody
+	}
 }
 
 func validatePostBody(ctx *fasthttp.RequestCtx, rq *request) error {

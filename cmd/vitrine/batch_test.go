@@ -84,6 +84,20 @@ func TestCMSBatch(t *testing.T) {
 		if n := count(); n != before {
 			t.Fatalf("%d posts after a failed validation, %d before", n, before)
 		}
+		// Every post type's writes are validated, not only posts'.
+		for _, path := range []string{"/cms/v2/pages", "/cms/v2/blocks", "/cms/v2/navigation"} {
+			r := batch(`{"validation":"require-all-validate","requests":[
+				{"path":"/cms/v2/posts","body":{"title":"Valid"}},
+				{"path":"`+path+`","body":{"title":"Invalid","status":"bogus"}}
+			]}`, "Authorization", auth)
+			a := decode[batchAnswer](t, r)
+			if r.status != 207 || a.Failed != "validation" || a.Responses[1] == nil || a.Responses[1].Status != 400 {
+				t.Fatalf("require-all-validate with %s: %d %s", path, r.status, r.body)
+			}
+		}
+		if n := count(); n != before {
+			t.Fatalf("%d posts after failed validations, %d before", n, before)
+		}
 		r = batch(`{"validation":"require-all-validate","requests":[{"path":"/cms/v2/posts","body":{"title":"A"}},{"path":"/cms/v2/posts","body":{"title":"B"}}]}`, "Authorization", auth)
 		a = decode[batchAnswer](t, r)
 		if r.status != 207 || a.Failed != "" || a.Responses[0].Status != 201 || a.Responses[1].Status != 201 || r.header.Get("Vitrine-Write-Version") == "" {
