@@ -6,14 +6,15 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// Range of a Histogram: 1 µs to 60 s, three significant digits (0.1% error at any value).
+// Range of a Histogram: 0 to 60 s at nanosecond units, three significant digits (0.1% error at
+// any value).
 const (
-	histLowest  = int64(time.Microsecond)
+	histLowest  = 1
 	histHighest = int64(60 * time.Second)
 	histDigits  = 3
 )
 
-// Histogram is an HDR histogram of durations (1 µs to 60 s, three significant digits; values
+// Histogram is an HDR histogram of durations (0 to 60 s, three significant digits; values
 // outside are clamped to the range). The zero value is not usable: call NewHistogram. It is not
 // safe for concurrent use: record per worker and Merge.
 type Histogram struct {
@@ -28,8 +29,8 @@ func NewHistogram() *Histogram {
 // Record adds one duration.
 func (h *Histogram) Record(d time.Duration) {
 	v := int64(d)
-	if v < histLowest {
-		v = histLowest
+	if v < 0 {
+		v = 0
 	}
 	if v > histHighest {
 		v = histHighest
@@ -46,10 +47,20 @@ func (h *Histogram) Merge(o *Histogram) {
 func (h *Histogram) Count() int64 { return h.h.TotalCount() }
 
 // Max is the largest recorded value (to the histogram's precision), 0 when empty.
-func (h *Histogram) Max() time.Duration { return time.Duration(h.h.Max()) }
+func (h *Histogram) Max() time.Duration {
+	if h.Count() == 0 {
+		return 0
+	}
+	return time.Duration(h.h.Max())
+}
 
 // Min is the smallest recorded value (to the histogram's precision), 0 when empty.
-func (h *Histogram) Min() time.Duration { return time.Duration(h.h.Min()) }
+func (h *Histogram) Min() time.Duration {
+	if h.Count() == 0 {
+		return 0
+	}
+	return time.Duration(h.h.Min())
+}
 
 // Mean is the mean of the recorded values, 0 when empty.
 func (h *Histogram) Mean() time.Duration { return time.Duration(h.h.Mean()) }
@@ -57,6 +68,9 @@ func (h *Histogram) Mean() time.Duration { return time.Duration(h.h.Mean()) }
 // ValueAtQuantile returns the value at or below which a fraction q (0..1, e.g. 0.99) of the
 // recorded values lie; 0 when empty.
 func (h *Histogram) ValueAtQuantile(q float64) time.Duration {
+	if h.Count() == 0 {
+		return 0
+	}
 	return time.Duration(h.h.ValueAtPercentile(q * 100))
 }
 

@@ -26,7 +26,7 @@ type Config struct {
 	// throughput.
 	Rate float64
 	// Next fills the request for the seq-th send of one worker (method, URI, Host, headers,
-	// body). req has been reset; the default method is GET. Called from the worker's goroutine:
+	// body). req has been reset; the default method is GET and the default Host is Addr. Called from the worker's goroutine:
 	// it must be safe for concurrent calls from different workers.
 	Next func(worker int, seq uint64, req *fasthttp.Request)
 	// Check, when set, validates each response (status, body); a false counts as an error.
@@ -210,6 +210,9 @@ func (w *worker) run(ctx context.Context) {
 		req.Reset()
 		resp.Reset()
 		r.cfg.Next(w.id, seq, req)
+		if len(req.Host()) == 0 {
+			req.SetHost(r.cfg.Addr)
+		}
 		err := r.client.Do(req, resp)
 		done := time.Now()
 		from := sent

@@ -79,12 +79,47 @@ func (a axis) pos(v float64) float64 {
 
 func identity(v float64) float64 { return v }
 
-// percentileX is the transform of the percentiles plot: 99 → 2, 99.9 → 3.
+// percentileX is the transform of the percentiles plot: 90 → 1, 99 → 2, 99.9 → 3. 100 (the
+// maximum) has no finite place: percentileAxis puts it at the right edge.
 func percentileX(p float64) float64 {
-	if p >= 100 {
-		p = 99.9999
-	}
 	return math.Log10(100 / (100 - p))
+}
+
+// percentileAxis covers the percentiles of a plot: ticks at 0, 90, 99, 99.9… up to the highest
+// percentile below 100, and "max" one step further when a point is at 100%.
+func percentileAxis(series []Series) axis {
+	below, hasMax := 0.0, false
+	for _, s := range series {
+		for _, pt := range s.Points {
+			if pt.X >= 100 {
+				hasMax = true
+			} else {
+				below = math.Max(below, pt.X)
+			}
+		}
+	}
+	top := math.Max(2, math.Ceil(percentileX(below)-1e-9))
+	last := top
+	if hasMax {
+		last++
+	}
+	a := axis{min: 0, max: last, from: plotLeft, to: plotRight}
+	a.transform = func(p float64) float64 {
+		if p >= 100 {
+			return last
+		}
+		return percentileX(p)
+	}
+	for i := 0.0; i <= top; i++ {
+		pc := math.Round((100-100/math.Pow(10, i))*1e6) / 1e6
+		a.ticks = append(a.ticks, pc)
+		a.tickLabels = append(a.tickLabels, strconv.FormatFloat(pc, 'f', -1, 64)+"%")
+	}
+	if hasMax {
+		a.ticks = append(a.ticks, 100)
+		a.tickLabels = append(a.tickLabels, "max")
+	}
+	return a
 }
 
 // linearAxis covers [lo, hi] with about five round ticks.
@@ -136,6 +171,9 @@ func lines(b *bytes.Buffer, p Plot) error {
 			if math.IsNaN(pt.X) || math.IsNaN(pt.Y) || math.IsInf(pt.X, 0) || math.IsInf(pt.Y, 0) {
 				return fmt.Errorf("series %q: not a finite point", s.Name)
 			}
+			if p.Kind == KindPercentiles && (pt.X < 0 || pt.X > 100) {
+				return fmt.Errorf("series %q: percentile %v outside 0..100", s.Name, pt.X)
+			}
 			xlo, xhi = math.Min(xlo, pt.X), math.Max(xhi, pt.X)
 			ylo, yhi = math.Min(ylo, pt.Y), math.Max(yhi, pt.Y)
 		}
@@ -143,14 +181,7 @@ func lines(b *bytes.Buffer, p Plot) error {
 	var x axis
 	switch p.Kind {
 	case KindPercentiles:
-		// Ticks at 0, 90, 99, 99.9… up to the highest percentile plotted.
-		top := math.Max(2, math.Ceil(percentileX(xhi)))
-		x = axis{min: 0, max: top, from: plotLeft, to: plotRight, transform: percentileX}
-		for i := 0.0; i <= top; i++ {
-			pc := 100 - 100/math.Pow(10, i)
-			x.ticks = append(x.ticks, pc)
-			x.tickLabels = append(x.tickLabels, number(math.Round(pc*1e4)/1e4)+"%")
-		}
+		x = percentileAxis(p.Series)
 	case KindCDF:
 		x = linearAxis(math.Min(0, xlo), xhi, plotLeft, plotRight)
 		yhi = 1
