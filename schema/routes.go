@@ -363,6 +363,11 @@ func (a *Args) Bool(name string) bool  { return a.Get(name).Bool }
 func (a *Args) AppendKey(dst []byte) []byte {
 	for i, d := range a.route.Args {
 		v := a.values[i]
+		if d.Type == ArgBool && !v.Given && d.Default == "" {
+			// An optional boolean without a default that was not sent is not false
+			// (sticky=false excludes sticky posts; no sticky lists them first): it is left out.
+			continue
+		}
 		dst = append(dst, d.Name...)
 		dst = append(dst, '=')
 		switch d.Type {

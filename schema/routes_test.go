@@ -330,7 +330,7 @@ func TestArgsGetUndeclaredPanics(t *testing.T) {
 
 func TestAppendKeyDefaults(t *testing.T) {
 	a := parse(t, "cms.posts.list", params{})
-	const want = "context=view&page=1&per_page=10&search=&after=&modified_after=&before=&modified_before=&author=&author_exclude=&exclude=&include=&offset=&order=desc&orderby=date&search_columns=&search_semantics=&slug=&status=publish&tax_relation=&categories=&categories_exclude=&tags=&tags_exclude=&sticky=false&ignore_sticky=true&format=&"
+	const want = "context=view&page=1&per_page=10&search=&after=&modified_after=&before=&modified_before=&author=&author_exclude=&exclude=&include=&offset=&order=desc&orderby=date&search_columns=&search_semantics=&slug=&status=publish&tax_relation=&categories=&categories_exclude=&tags=&tags_exclude=&ignore_sticky=true&format=&"
 	if got := string(a.AppendKey(nil)); got != want {
 		t.Errorf("AppendKey(nil) = %q, want %q", got, want)
 	}
@@ -388,6 +388,9 @@ func TestAppendKeyDistinct(t *testing.T) {
 		{"slug", "cms.posts.list", params{"slug": "a"}, params{"slug": "b"}},
 		{"include", "cms.posts.list", params{"include": "1"}, params{"include": "1,2"}},
 		{"include versus exclude", "cms.posts.list", params{"include": "1"}, params{"exclude": "1"}},
+		// sticky=false excludes sticky posts; no sticky puts them first: different answers.
+		{"sticky absent versus false", "cms.posts.list", params{}, params{"sticky": "false"}},
+		{"sticky false versus true", "cms.posts.list", params{"sticky": "0"}, params{"sticky": "1"}},
 		{"status", "cms.posts.list", params{}, params{"status": "draft"}},
 		{"empty status list versus default", "cms.posts.list", params{}, params{"status": ""}},
 		{"force", "cms.posts.delete", params{}, params{"force": "true"}},
