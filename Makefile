@@ -50,6 +50,7 @@ fuzz: check-go
 	$(GO) test ./origin -run '^$$' -fuzz FuzzRequestArgs -fuzztime $(FUZZTIME)
 	$(GO) test ./origin -run '^$$' -fuzz FuzzValidRedirect -fuzztime $(FUZZTIME)
 	$(GO) test ./edge/cache -run '^$$' -fuzz FuzzBody -fuzztime $(FUZZTIME)
+	$(GO) test ./edge -run '^$$' -fuzz FuzzRequests -fuzztime $(FUZZTIME)
 	$(GO) test ./edge/replica -run '^$$' -fuzz FuzzLookupHost -fuzztime $(FUZZTIME)
 	$(GO) test ./edge/reads -run '^$$' -fuzz FuzzCatalogArguments -fuzztime $(FUZZTIME)
 	$(GO) test ./edge/reads -run '^$$' -fuzz FuzzConverter -fuzztime $(FUZZTIME)
