@@ -62,6 +62,7 @@ func newForwarder(origin, secret string, timeout time.Duration) (*forwarder, err
 			WriteTimeout:        10 * time.Second,
 			MaxConnWaitTimeout:  time.Second,
 			MaxResponseBodySize: 64 << 20,
+			ReadBufferSize:      3 * pipeline.MaxHeaderBytes,
 			// The origin sees the path as the client sent it.
 			DisablePathNormalizing: true,
 			// Never retry a request that may have reached the origin: fasthttp would retry

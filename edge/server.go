@@ -179,6 +179,7 @@ func (s *Server) HTTPServer() *fasthttp.Server {
 		WriteTimeout:          s.cfg.ForwardTimeout + 10*time.Second,
 		IdleTimeout:           60 * time.Second,
 		MaxRequestBodySize:    s.cfg.MaxBodyBytes,
+		ReadBufferSize:        pipeline.MaxHeaderBytes,
 		CloseOnShutdown:       true,
 	}
 }

@@ -164,6 +164,7 @@ func (s *Server) HTTPServer() *fasthttp.Server {
 		// connection the origin is about to close.
 		IdleTimeout:        90 * time.Second,
 		MaxRequestBodySize: s.cfg.MaxBodyBytes,
+		ReadBufferSize:     pipeline.MaxHeaderBytes,
 		CloseOnShutdown:    true,
 	}
 }

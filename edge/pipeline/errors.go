@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"errors"
 	"sort"
 	"strconv"
 	"strings"
@@ -211,10 +212,27 @@ func WriteJSON(ctx *fasthttp.RequestCtx, iface schema.Interface, status int, v a
 	ctx.SetBody(body)
 }
 
+// MaxHeaderBytes bounds a request's line and headers at edges and the origin (fasthttp's read
+// buffer; its default, 4 KiB, refused CMS queries with long include lists). Larger requests are
+// 431. Forwarded answers' headers may be three times as large: a Link header repeats the query
+// for rel=prev and rel=next.
+const MaxHeaderBytes = 16 << 10
+
 // ServerErrorHandler answers fasthttp's own request errors (a malformed request, an oversized
 // body, a read timeout) in the interface's error shape instead of fasthttp's plain text.
 func ServerErrorHandler(ctx *fasthttp.RequestCtx, err error) {
 	iface, _ := Classify(ctx)
+	var small *fasthttp.ErrSmallBuffer
+	if errors.As(err, &small) || errors.Is(err, fasthttp.ErrSmallReadBuffer) {
+		// The request line and headers did not fit the read buffer: the path is unknown, so
+		// the interface is too. The answer carries both shapes' members.
+		ctx.Response.Reset()
+		ctx.SetStatusCode(fasthttp.StatusRequestHeaderFieldsTooLarge)
+		ctx.Response.Header.SetContentType("application/json; charset=UTF-8")
+		ctx.SetBodyString(`{"error":"request line and headers too large","code":"rest_request_header_too_large","message":"The request line and headers are too large.","data":{"status":431}}`)
+		ctx.SetConnectionClose()
+		return
+	}
 	switch {
 	case err == fasthttp.ErrBodyTooLarge:
 		WriteError(ctx, iface, &schema.Error{Code: schema.CodeTooLarge, CMSCode: "rest_request_too_large", Message: "request body too large"})

@@ -222,6 +222,14 @@ func mapError(err error) error {
 			return &schema.Error{Code: schema.CodeConflict, Message: uniqueMessage(pgErr.ConstraintName)}
 		case "23503": // foreign_key_violation
 			return &schema.Error{Code: schema.CodeInvalid, Message: "a referenced record does not exist"}
+		case "22021": // character_not_in_repertoire: a value that is not UTF-8 (a %FF in a path)
+			return &schema.Error{Code: schema.CodeInvalid, Message: "a value is not valid UTF-8 text"}
+		case "22P05": // untranslatable_character (a NUL byte in text)
+			return &schema.Error{Code: schema.CodeInvalid, Message: "a value holds a character text cannot hold (NUL)"}
+		case "22001": // string_data_right_truncation
+			return &schema.Error{Code: schema.CodeInvalid, Message: "a value is too long"}
+		case "22003": // numeric_value_out_of_range
+			return &schema.Error{Code: schema.CodeInvalid, Message: "a number is out of range"}
 		case "57014": // query_canceled (statement timeout)
 			return &schema.Error{Code: schema.CodeUnavailable, Message: "the database is busy; retry shortly", RetryAfter: 1}
 		}
