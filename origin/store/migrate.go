@@ -103,3 +103,29 @@ func EnsureDatabase(ctx context.Context, dsn string) error {
 	}
 	return nil
 }
+
+// DropDatabase drops the database named in dsn, closing any connection still open to it (WITH
+// FORCE, PostgreSQL 13+). It connects to the server's "postgres" database to do so. Dropping a
+// database that does not exist is not an error. The bench suite uses it for the databases it
+// creates.
+func DropDatabase(ctx context.Context, dsn string) error {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return fmt.Errorf("store: parse database URL: %w", err)
+	}
+	name := cfg.Database
+	if name == "" || name == "postgres" {
+		return fmt.Errorf("store: refusing to drop database %q", name)
+	}
+	admin := cfg.Copy()
+	admin.Database = "postgres"
+	conn, err := pgx.ConnectConfig(ctx, admin)
+	if err != nil {
+		return fmt.Errorf("store: connect to %s:%d: %w", cfg.Host, cfg.Port, err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+		return fmt.Errorf("store: drop database %s: %w", name, err)
+	}
+	return nil
+}
