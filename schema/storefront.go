@@ -80,8 +80,8 @@ type BlogPostView struct {
 	URL string `json:"url"`
 }
 
-// PostAuthor is a post's author. Name is null until staff profiles are replicated: the read
-// model holds the author's id only.
+// PostAuthor is a post's author. Name is the author's display name from the replicated public
+// profile (schema.Author), null when the replica has no profile for the id.
 type PostAuthor struct {
 	ID   UserID  `json:"id"`
 	Name *string `json:"name"`

@@ -1,11 +1,8 @@
 package schema
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"sort"
 	"strconv"
-	"strings"
 )
 
 // Profile is the part of a staff user's record only the CMS users routes write.
@@ -57,28 +54,10 @@ func (s Site) AuthorLink(id UserID) string {
 	return s.Base + "/?author=" + strconv.FormatInt(int64(id), 10)
 }
 
-// AvatarURLs returns WordPress's avatar_urls for an e-mail address: Gravatar URLs of sizes 24,
-// 48 and 96 keyed by the SHA-256 of the trimmed, lowercased address (as WordPress 6.8 does),
-// with the "mystery person" default and rating g.
-func AvatarURLs(email string) map[string]string {
-	sum := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(email))))
-	h := hex.EncodeToString(sum[:])
-	out := make(map[string]string, 3)
-	for _, n := range []string{"24", "48", "96"} {
-		out[n] = "https://secure.gravatar.com/avatar/" + h + "?s=" + n + "&d=mm&r=g"
-	}
-	return out
-}
-
 // RenderUser renders a user in a context: embed and view show the public profile, edit adds the
 // login, e-mail, names, roles and capabilities.
 func RenderUser(u *User, context string, site Site) *UserView {
-	v := &UserView{ID: u.ID, Name: u.DisplayName, URL: u.Profile.URL, Description: u.Profile.Description, Link: site.AuthorLink(u.ID),
-		Slug: u.Slug, AvatarURLs: AvatarURLs(u.Email)}
-	v.Links = map[string][]Link{
-		"self":       {{Href: site.RestURL("/cms/v2/users/" + strconv.FormatInt(int64(u.ID), 10))}},
-		"collection": {{Href: site.RestURL("/cms/v2/users")}},
-	}
+	v := RenderAuthor(AuthorOf(u), site)
 	if context == "embed" {
 		return v
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -192,4 +193,91 @@ func cmsUser(t *testing.T, s *system, tn *schema.Tenant, login string, role sche
 		t.Fatal(err)
 	}
 	return pw
+}
+
+// TestCMSAuthorsReachEdges: staff users' public profiles replicate to edges, which embed a
+// post's author (_embed) with the same bytes the origin's users route gives in embed context,
+// and name authors in /api/posts; profile edits and deletions (with reassignment) follow.
+func TestCMSAuthorsReachEdges(t *testing.T) {
+	s := newSystem(t, systemOptions{})
+	s.startRelay(relay.Config{})
+	s.startOrigin()
+	e := s.startEdge(edge.Config{CacheBytes: 16 << 20})
+	tn, pw := s.tenant("authors")
+	host, admin := "authors.example.test", basic("admin", pw)
+	edith := basic("edith", cmsUser(t, s, tn, "edith", schema.RoleEditor))
+	rest := func(route string) string { return "/index.php?rest_route=" + route }
+	var version string
+	write := func(method, route, body, auth string, want int) map[string]any {
+		t.Helper()
+		r := call(t, method, e.addr, host, rest(route), body, "Authorization", auth)
+		if r.status != want {
+			t.Fatalf("%s %s: %d %s", method, route, r.status, r.body)
+		}
+		version = r.header.Get("Vitrine-Write-Version")
+		return r.json(t)
+	}
+	me := write("POST", "/cms/v2/users/me", `{"name":"Edith Wharton","description":"Writes the news.","url":"https://edith.example"}`, edith, 200)
+	uid := fmt.Sprint(int64(me["id"].(float64)))
+	post := write("POST", "/cms/v2/posts", `{"title":"By Edith","status":"publish"}`, edith, 201)
+	pid := fmt.Sprint(int64(post["id"].(float64)))
+
+	embedded := func() (json.RawMessage, *response) {
+		r := call(t, "GET", e.addr, host, rest("/cms/v2/posts/"+pid+"&_embed=author"), "", "Vitrine-Min-Version", version)
+		var body struct {
+			Embedded struct{ Author []json.RawMessage } `json:"_embedded"`
+		}
+		if err := json.Unmarshal(r.body, &body); err != nil || len(body.Embedded.Author) != 1 {
+			t.Fatalf("embed: %d %s", r.status, r.body)
+		}
+		return body.Embedded.Author[0], r
+	}
+	got, _ := embedded()
+	want := call(t, "GET", e.addr, host, rest("/cms/v2/users/"+uid+"&context=embed"), "", "Authorization", admin)
+	var wantCompact, gotCompact bytes.Buffer
+	if err := json.Compact(&gotCompact, got); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Compact(&wantCompact, want.body); err != nil {
+		t.Fatalf("users route: %d %s", want.status, want.body)
+	}
+	if gotCompact.String() != wantCompact.String() {
+		t.Errorf("the edge embeds\n%s\nthe origin's users route says\n%s", gotCompact.String(), wantCompact.String())
+	}
+	for _, leak := range []string{"edith@", "editor", "capabilities", "username"} {
+		if strings.Contains(string(got), leak) {
+			t.Errorf("the embedded author shows %q: %s", leak, got)
+		}
+	}
+	names := func() string {
+		r := call(t, "GET", e.addr, host, "/api/posts", "", "Vitrine-Min-Version", version)
+		var page struct {
+			Data []struct {
+				Author struct{ Name *string }
+			}
+		}
+		json.Unmarshal(r.body, &page)
+		if len(page.Data) != 1 || page.Data[0].Author.Name == nil {
+			return fmt.Sprintf("%s", r.body)
+		}
+		return *page.Data[0].Author.Name
+	}
+	if n := names(); n != "Edith Wharton" {
+		t.Errorf("/api/posts author: %s", n)
+	}
+
+	// An edit of the profile reaches the cached embed and list.
+	write("POST", "/cms/v2/users/me", `{"name":"Edith N. Wharton"}`, edith, 200)
+	if got, _ := embedded(); !strings.Contains(string(got), `"name":"Edith N. Wharton"`) {
+		t.Errorf("after the rename, the edge embeds %s", got)
+	}
+	if n := names(); n != "Edith N. Wharton" {
+		t.Errorf("/api/posts author after the rename: %s", n)
+	}
+	// Deleting her gives the post to the administrator, whose profile is embedded next.
+	adminID := fmt.Sprint(int64(call(t, "GET", e.addr, host, rest("/cms/v2/users/me"), "", "Authorization", admin).json(t)["id"].(float64)))
+	write("DELETE", "/cms/v2/users/"+uid+"&force=true&reassign="+adminID, "", admin, 200)
+	if got, _ := embedded(); !strings.Contains(string(got), `"slug":"admin"`) {
+		t.Errorf("after the deletion, the edge embeds %s", got)
+	}
 }

@@ -335,7 +335,11 @@ func blogPosts(req *Request, args *schema.Args, info *schema.Tenant) Response {
 	out := schema.Page[schema.BlogPostView]{Data: make([]schema.BlogPostView, 0, len(posts)), Page: page, PerPage: perPage, Total: total}
 	out.TotalPages = (total + perPage - 1) / perPage
 	for _, p := range posts {
-		out.Data = append(out.Data, schema.RenderBlogPost(p, st))
+		v := schema.RenderBlogPost(p, st)
+		if a := s.Author(p.Author); a != nil {
+			v.Author.Name = &a.Name
+		}
+		out.Data = append(out.Data, v)
 	}
 	setPageLinks(&out.Next, &out.Prev, req, args, info, page, out.TotalPages, total)
 	return ok(out, d)

@@ -237,6 +237,11 @@ func postItem(req *Request, args *schema.Args, info *schema.Tenant, t *schema.Po
 	view := schema.RenderRecord(p, schema.PostRender{Context: context, Unlocked: unlocked, Allow: allowFor(v, t)}, st)
 	if pv, isPost := view.(*schema.PostView); isPost {
 		if rels, embed := embedRels(req); embed {
+			if d != nil {
+				// The embedded parent, author and terms change with the Posts class (author
+				// and term changes bump it), not with this post.
+				d = deps(req.Tenant, []replica.Class{replica.Posts}, &cacheItem{schema.KindPost, id})
+			}
 			embedPost(s, p, pv, rels, st)
 		}
 	}

@@ -23,6 +23,8 @@ type merch struct {
 	// terms are the CMS categories and tags (terms.go).
 	terms       *immutable.Map[schema.TermID, slot[schema.Term]]
 	sectionList []*schema.Section // by position, then id
+	// authors are the staff users' public profiles (authors.go).
+	authors *immutable.Map[schema.UserID, slot[schema.Author]]
 }
 
 func emptyMerch() merch {
@@ -33,6 +35,7 @@ func emptyMerch() merch {
 		reviewsByProd: immutable.NewMap[schema.ProductID, *immutable.SortedMap[orderKey, schema.ReviewID]](intHasher[schema.ProductID]{}),
 		stats:         immutable.NewMap[schema.ProductID, slot[schema.ProductStats]](intHasher[schema.ProductID]{}),
 		terms:         emptyTerms(),
+		authors:       immutable.NewMap[schema.UserID, slot[schema.Author]](intHasher[schema.UserID]{}),
 	}
 }
 
@@ -126,6 +129,8 @@ func (b *builder) applyMerch(c *schema.Change) (ok bool, err error) {
 		}
 	case schema.KindTerm:
 		return true, b.applyTerm(c)
+	case schema.KindAuthor:
+		return true, b.applyAuthor(c)
 	default:
 		return false, nil
 	}
@@ -228,4 +233,5 @@ func (s *Snapshot) digestMerch(add func(kind schema.Kind, id string, pub, priv a
 		add(schema.KindStats, schema.IDString(id), sl.pub, nil, sl.pub != nil, false)
 	}
 	s.digestTerms(add)
+	s.digestAuthors(add)
 }

@@ -121,6 +121,9 @@ func (tx *Tx) snapshotTenant(ctx context.Context, tenantID string, emit emitFunc
 	if err := tx.snapshotTerms(ctx, t.ID, emit); err != nil { // CMS terms (terms.go)
 		return err
 	}
+	if err := tx.snapshotAuthors(ctx, t.ID, emit); err != nil { // authors' public profiles (authors.go)
+		return err
+	}
 	return eachRow(ctx, tx, `SELECT `+postColumns+` FROM posts WHERE tenant_id = $1 ORDER BY id`, t.ID, func(row pgx.Rows) error {
 		p, err := scanPost(row)
 		if err != nil {

@@ -54,6 +54,9 @@ func (db *DB) CreateUser(ctx context.Context, t *schema.Tenant, u *schema.User) 
 		}
 		u.ID = schema.UserID(id)
 		u.CreatedAt = tx.now
+		if err := tx.saveAuthor(ctx, t, false, u.ID, u); err != nil {
+			return err
+		}
 		p := &u.Profile
 		_, err = tx.pg.Exec(ctx, `INSERT INTO users (tenant_id, `+userColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 			t.ID, int64(u.ID), u.Login, u.Email, u.DisplayName, u.Slug, string(u.Role), u.CreatedAt, u.Version,

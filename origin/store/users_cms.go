@@ -42,6 +42,9 @@ func (tx *Tx) CreateUserTx(ctx context.Context, t *schema.Tenant, u *schema.User
 		return err
 	}
 	u.ID, u.CreatedAt = schema.UserID(id), tx.now
+	if err := tx.saveAuthor(ctx, t, false, u.ID, u); err != nil {
+		return err
+	}
 	p := &u.Profile
 	_, err = tx.pg.Exec(ctx, `INSERT INTO users (tenant_id, `+userColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 		t.ID, int64(u.ID), u.Login, u.Email, u.DisplayName, u.Slug, string(u.Role), u.CreatedAt, u.Version,
@@ -55,10 +58,13 @@ func (tx *Tx) UpdateUser(ctx context.Context, t *schema.Tenant, u *schema.User) 
 	if err := schema.ValidateUser(u); err != nil {
 		return err
 	}
+	if err := tx.saveAuthor(ctx, t, true, u.ID, u); err != nil {
+		return err
+	}
 	p := &u.Profile
 	_, err := tx.pg.Exec(ctx, `UPDATE users SET email = $3, display_name = $4, slug = $5, role = $6, first_name = $7, last_name = $8,
-		nickname = $9, description = $10, url = $11, locale = $12 WHERE tenant_id = $1 AND id = $2`,
-		t.ID, int64(u.ID), u.Email, u.DisplayName, u.Slug, string(u.Role), p.FirstName, p.LastName, p.Nickname, p.Description, p.URL, p.Locale)
+		nickname = $9, description = $10, url = $11, locale = $12, version = $13 WHERE tenant_id = $1 AND id = $2`,
+		t.ID, int64(u.ID), u.Email, u.DisplayName, u.Slug, string(u.Role), p.FirstName, p.LastName, p.Nickname, p.Description, p.URL, p.Locale, u.Version)
 	return mapError(err)
 }
 
@@ -83,6 +89,9 @@ func (tx *Tx) DeleteUser(ctx context.Context, t *schema.Tenant, id, reassign sch
 		if err := tx.UpdatePost(ctx, t, old, &p); err != nil {
 			return err
 		}
+	}
+	if err := tx.saveAuthor(ctx, t, true, id, nil); err != nil {
+		return err
 	}
 	_, err = tx.pg.Exec(ctx, `DELETE FROM users WHERE tenant_id = $1 AND id = $2`, t.ID, int64(id))
 	return mapError(err)
