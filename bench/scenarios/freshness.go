@@ -1,0 +1,335 @@
+package scenarios
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"vitrine/bench"
+	"vitrine/bench/cluster"
+	"vitrine/bench/load"
+	"vitrine/bench/report"
+)
+
+// freshnessTargetP99 is the issue's target: p99 from the origin's acknowledgement to visible on
+// every edge.
+const freshnessTargetP99 = 25 * time.Millisecond
+
+// freshnessPlan sizes the freshness scenario.
+type freshnessPlan struct {
+	edges     int
+	products  int     // seeded
+	pool      int     // products the writes cycle through
+	writeRate float64 // writes/s at the origin
+	readRate  float64 // reads/s per edge
+	warmup    time.Duration
+	duration  time.Duration
+}
+
+func planFreshness(short bool) freshnessPlan {
+	if short {
+		return freshnessPlan{edges: 2, products: 1000, pool: 500, writeRate: 200, readRate: 500, warmup: 2 * time.Second, duration: 10 * time.Second}
+	}
+	return freshnessPlan{edges: 3, products: 10000, pool: 2000, writeRate: 200, readRate: 2000, warmup: 5 * time.Second, duration: 60 * time.Second}
+}
+
+// Freshness measures, for each write acknowledged by the origin, how long until every edge (all
+// separate processes) serves the new value, while reads load the edges.
+func Freshness() bench.Scenario {
+	return bench.Scenario{
+		Name:        "freshness",
+		Description: "write at the origin to visible on every edge: distribution per edge at a fixed write rate under read load",
+		Run:         runFreshness,
+	}
+}
+
+// FreshnessResult is the machine-readable result of the freshness scenario.
+type FreshnessResult struct {
+	Edges           int     `json:"edges"`
+	Products        int     `json:"products"`
+	SeedSeconds     float64 `json:"seed_s"`
+	WriteRate       float64 `json:"write_rate"`
+	Writes          int     `json:"writes"`
+	WriteErrors     int     `json:"write_errors"`
+	LateWrites      int     `json:"late_writes"`
+	ReadRatePerEdge float64 `json:"read_rate_per_edge"`
+	// Overall is, per write, the time until the last edge served it.
+	Overall load.Summary            `json:"overall"`
+	PerEdge map[string]load.Summary `json:"per_edge"`
+	// Ack is the write's own latency, from its intended send time to the origin's answer.
+	Ack load.Summary `json:"ack"`
+	// Timeouts counts watches the edge answered 503 (floor not reached in its 2 s), Mismatches
+	// watches whose body lacked the written value.
+	Timeouts   int            `json:"timeouts"`
+	Mismatches int            `json:"mismatches"`
+	Reads      []ReadLoad     `json:"reads"`
+	TargetP99  float64        `json:"target_p99_ms"`
+	Met        bool           `json:"met"`
+	CPU        load.CPUUsage  `json:"cpu"`
+	Method     string         `json:"method"`
+	Statuses   map[string]int `json:"write_statuses,omitempty"`
+}
+
+// ReadLoad is the read load one edge carried during a measurement.
+type ReadLoad struct {
+	Edge       string       `json:"edge"`
+	Throughput float64      `json:"throughput"`
+	Errors     uint64       `json:"errors"`
+	Latency    load.Summary `json:"latency"`
+}
+
+const freshnessMethod = "Each write is a PATCH of one product's price (every fourth also renames it, which re-indexes its search words) " +
+	"sent to the origin at its intended time. When the origin acknowledges it (200 with Vitrine-Write-Version V), one watch " +
+	"request per edge is sent at once: GET of the product's page with Vitrine-Min-Version: V. The edge holds it, without " +
+	"polling, until its replica has applied V (it wakes on the apply), then renders the page; the body is checked for the new " +
+	"price. The time from the acknowledgement to the watch's answer is the freshness of that edge; the slowest edge's is the " +
+	"write's. It includes one loopback round trip and one page render (~0.1-0.3 ms) beyond the apply itself: an upper bound. " +
+	"The watches add one request per write per edge, against the read load given."
+
+func runFreshness(ctx context.Context, env bench.Env) (_ report.Section, err error) {
+	plan := planFreshness(env.Short)
+	sec := report.Section{Name: "freshness"}
+	progress(env, "freshness: starting NATS, a database, the relay, the origin and %d edges", plan.edges)
+	c, err := cluster.Start(ctx, clusterConfig(env, true, plan.edges))
+	if err != nil {
+		return sec, err
+	}
+	defer closeCluster(c, &err)
+	shop, err := c.CreateTenant(ctx, "fresh", cluster.TenantOptions{Products: plan.products, Progress: seedProgress(env, "fresh")})
+	if err != nil {
+		return sec, err
+	}
+	origin := newClient(c.Origin.Addr, shop.Host, 256)
+	pool, err := products(origin, plan.pool)
+	if err != nil {
+		return sec, err
+	}
+	watchers := make([]*client, len(c.Edges))
+	for i, e := range c.Edges {
+		watchers[i] = newClient(e.Addr, shop.Host, 512)
+	}
+
+	// Read load on every edge for the whole run.
+	readCtx, stopReads := context.WithCancel(ctx)
+	defer stopReads()
+	reads := make([]load.Result, len(c.Edges))
+	readErrs := make([]error, len(c.Edges))
+	var readWG sync.WaitGroup
+	for i, e := range c.Edges {
+		readWG.Add(1)
+		go func() {
+			defer readWG.Done()
+			reads[i], readErrs[i] = load.Run(readCtx, readMix(e.Addr, shop.Host, pool, plan.readRate, plan.warmup+plan.duration), e.PID)
+		}()
+	}
+
+	w := &freshnessRun{plan: plan, origin: origin, watchers: watchers, pool: pool, auth: shop.Auth,
+		overall: load.NewHistogram(), ack: load.NewHistogram(), statuses: map[string]int{}}
+	for range c.Edges {
+		w.perEdge = append(w.perEdge, load.NewHistogram())
+	}
+	progress(env, "freshness: warming up (%s of writes and reads)", plan.warmup)
+	if err := w.run(ctx, plan.warmup, false); err != nil {
+		return sec, err
+	}
+	cpuStart := readCPU(c.PIDs())
+	progress(env, "freshness: %.0f writes/s for %s, %.0f reads/s on each of %d edges", plan.writeRate, plan.duration, plan.readRate, plan.edges)
+	if err := w.run(ctx, plan.duration, true); err != nil {
+		return sec, err
+	}
+	cpuEnd := readCPU(c.PIDs())
+	readWG.Wait()
+	for i, e := range readErrs {
+		if e != nil {
+			return sec, fmt.Errorf("read load on %s: %w", c.Edges[i].Name, e)
+		}
+	}
+	if err := c.Err(); err != nil {
+		return sec, err
+	}
+
+	res := FreshnessResult{Edges: plan.edges, Products: plan.products, SeedSeconds: shop.SeedTime.Seconds(), WriteRate: plan.writeRate,
+		Writes: w.writes, WriteErrors: w.writeErrors, LateWrites: w.late, ReadRatePerEdge: plan.readRate,
+		Overall: w.overall.Summary(), Ack: w.ack.Summary(), PerEdge: map[string]load.Summary{}, Timeouts: w.timeouts,
+		Mismatches: w.mismatches, TargetP99: float64(freshnessTargetP99) / 1e6, Method: freshnessMethod, Statuses: w.statuses,
+		CPU: cpuBetween(cpuStart, cpuEnd)}
+	p99 := w.overall.ValueAtQuantile(0.99)
+	res.Met = w.overall.Count() > 0 && p99 <= freshnessTargetP99 && w.timeouts == 0 && w.mismatches == 0
+	table := report.Table{Title: "Acknowledgement to visible (ms)", Header: []string{"edge", "writes", "p50", "p90", "p99", "p99.9", "max"}}
+	plot := report.Plot{File: "freshness-cdf.svg", Title: "Freshness: origin acknowledgement to visible on each edge", Kind: report.KindCDF,
+		XLabel: "ms after the origin's acknowledgement", YLabel: "fraction of writes visible"}
+	for i, e := range c.Edges {
+		s := w.perEdge[i].Summary()
+		res.PerEdge[e.Name] = s
+		table.Rows = append(table.Rows, summaryRow(e.Name, s))
+		plot.Series = append(plot.Series, cdf(e.Name, w.perEdge[i]))
+	}
+	table.Rows = append(table.Rows, summaryRow("every edge (slowest)", res.Overall))
+	plot.Series = append(plot.Series, cdf("every edge (slowest)", w.overall))
+	readTable := report.Table{Title: "Read load during the measurement (open loop, from the intended send time, ms)",
+		Header: []string{"edge", "requests", "p50", "p90", "p99", "p99.9", "max", "req/s", "errors"}}
+	for i, r := range reads {
+		rl := ReadLoad{Edge: c.Edges[i].Name, Throughput: r.Throughput, Errors: r.Errors, Latency: r.Latency.Summary()}
+		res.Reads = append(res.Reads, rl)
+		readTable.Rows = append(readTable.Rows, summaryRow(rl.Edge, rl.Latency, strconv.FormatFloat(r.Throughput, 'f', 0, 64), strconv.FormatUint(r.Errors, 10)))
+	}
+	ackTable := report.Table{Title: "The writes themselves: intended send to the origin's acknowledgement (ms)",
+		Header: []string{"", "writes", "p50", "p90", "p99", "p99.9", "max", "errors", "late"}}
+	ackTable.Rows = append(ackTable.Rows, summaryRow("PATCH /api/admin/products/{id}", res.Ack, strconv.Itoa(w.writeErrors), strconv.Itoa(w.late)))
+
+	sec.Summary = []string{
+		fmt.Sprintf("Freshness at %.0f writes/s under %.0f reads/s on each of %d edges (separate processes; %d products): "+
+			"**p99 %s ms** from the origin's acknowledgement to visible on every edge (p50 %s, p99.9 %s, max %s) — target p99 ≤ %s ms: %s.",
+			plan.writeRate, plan.readRate, plan.edges, plan.products, msf(res.Overall.P99), msf(res.Overall.P50), msf(res.Overall.P999),
+			msf(res.Overall.Max), ms(freshnessTargetP99), verdict(res.Met)),
+		fmt.Sprintf("%d writes measured (%d failed, %d sent late), %d watches timed out, %d served a body without the written value. "+
+			"For comparison, published CDN purge figures are ~150 ms, and those only invalidate.", w.writes, w.writeErrors, w.late, w.timeouts, w.mismatches),
+		fmt.Sprintf("CPU during the window: servers %.2f s, bench process %.2f s, other %.2f s over %.1f s.", res.CPU.Server, res.CPU.Generator, res.CPU.Other, res.CPU.Wall),
+		"Method: " + freshnessMethod,
+	}
+	sec.Tables = []report.Table{table, ackTable, readTable}
+	sec.Plots = []report.Plot{plot}
+	sec.Data = res
+	return sec, nil
+}
+
+// readMix is the read load of an edge during freshness: product pages with Zipf popularity
+// (80%) and product list pages (20%), open loop at rate.
+func readMix(addr, host string, pool []listedProduct, rate float64, d time.Duration) load.Config {
+	const conns = 8
+	rngs := make([]*rand.Rand, conns)
+	zipfs := make([]*rand.Zipf, conns)
+	for i := range rngs {
+		rngs[i] = rand.New(rand.NewPCG(uint64(i), 42))
+		zipfs[i] = rand.NewZipf(rngs[i], 1.1, 1, uint64(len(pool)-1))
+	}
+	return load.Config{Addr: addr, Conns: conns, Rate: rate, Duration: d,
+		Next: func(worker int, seq uint64, req *fasthttp.Request) {
+			req.Header.SetHost(host)
+			if rngs[worker].IntN(5) == 0 {
+				req.SetRequestURI("/api/products?page=" + strconv.Itoa(1+rngs[worker].IntN(20)))
+				return
+			}
+			req.SetRequestURI("/api/products/" + pool[zipfs[worker].Uint64()].Slug)
+		},
+		Check: func(resp *fasthttp.Response) bool { return resp.StatusCode() == 200 },
+	}
+}
+
+// freshnessRun drives the writes and their watches.
+type freshnessRun struct {
+	plan     freshnessPlan
+	origin   *client
+	watchers []*client
+	pool     []listedProduct
+	auth     string
+	seq      int
+
+	mu                        sync.Mutex
+	overall, ack              *load.Histogram
+	perEdge                   []*load.Histogram
+	writes, writeErrors, late int
+	timeouts, mismatches      int
+	statuses                  map[string]int
+}
+
+// run writes at the plan's rate for d; with record, the writes and watches are measured.
+func (w *freshnessRun) run(ctx context.Context, d time.Duration, record bool) error {
+	interval := time.Duration(float64(time.Second) / w.plan.writeRate)
+	n := int(d / interval)
+	sem := make(chan struct{}, 256)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range n {
+		intended := start.Add(time.Duration(i) * interval)
+		if !sleepUntil(ctx, intended) {
+			break
+		}
+		late := false
+		select {
+		case sem <- struct{}{}:
+		default:
+			late = true
+			sem <- struct{}{}
+		}
+		w.seq++
+		seq := w.seq
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			w.write(seq, intended, late, record)
+		}()
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
+// write makes one write and watches every edge for it.
+func (w *freshnessRun) write(seq int, intended time.Time, late, record bool) {
+	p := w.pool[seq%len(w.pool)]
+	price := 500000 + seq
+	body := `{"prices":{"USD":` + strconv.Itoa(price) + `}}`
+	if seq%4 == 0 {
+		body = `{"prices":{"USD":` + strconv.Itoa(price) + `},"title":"Bench Renamed ` + strconv.Itoa(seq) + `"}`
+	}
+	status, out, hdr, err := w.origin.do("PATCH", "/api/admin/products/"+strconv.FormatInt(p.ID, 10), []byte(body), "Authorization", w.auth)
+	acked := time.Now()
+	version := ""
+	if err == nil {
+		version = hdr("Vitrine-Write-Version")
+	}
+	if err != nil || status != 200 || version == "" {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if record {
+			w.writeErrors++
+			w.statuses[fmt.Sprintf("%d %.80s %v", status, out, err)]++
+		}
+		return
+	}
+	want := []byte(`"amount":` + strconv.Itoa(price) + `,`)
+	lat := make([]time.Duration, len(w.watchers))
+	timedOut := make([]bool, len(w.watchers))
+	mismatch := make([]bool, len(w.watchers))
+	var wg sync.WaitGroup
+	for i, c := range w.watchers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st, b, _, err := c.do("GET", "/api/products/"+p.Slug, nil, "Vitrine-Min-Version", version)
+			lat[i] = time.Since(acked)
+			timedOut[i] = err != nil || st != 200
+			mismatch[i] = !timedOut[i] && !bytes.Contains(b, want)
+		}()
+	}
+	wg.Wait()
+	if !record {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.writes++
+	if late {
+		w.late++
+	}
+	w.ack.Record(acked.Sub(intended))
+	var slowest time.Duration
+	for i := range lat {
+		w.perEdge[i].Record(lat[i])
+		slowest = max(slowest, lat[i])
+		if timedOut[i] {
+			w.timeouts++
+		}
+		if mismatch[i] {
+			w.mismatches++
+		}
+	}
+	w.overall.Record(slowest)
+}
