@@ -349,7 +349,8 @@ func (s *Server) authenticate(ctx *fasthttp.RequestCtx, iface schema.Interface, 
 		return nil, invalid
 	}
 	hash := HashAppPassword(s.cfg.Secret, string(password))
-	return s.db.Authenticate(ctx, t, string(login), hash)
+	ip := pipeline.ClientIP(ctx, s.fromEdge(ctx))
+	return s.db.AuthenticateUse(ctx, t, string(login), hash, string(ip), time.Now())
 }
 
 // HashAppPassword returns the keyed hash stored for an application password: HMAC-SHA256 with

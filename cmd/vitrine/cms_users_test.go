@@ -215,6 +215,10 @@ func TestCMSApplicationPasswords(t *testing.T) {
 	if len(list) != 2 || list[1]["uuid"] != uuid || list[1]["password"] != nil {
 		t.Errorf("list %v", list)
 	}
+	// Its use was recorded (once a day at most), with the client's address the edge resolved.
+	if len(list) == 2 && (list[1]["last_used"] == nil || list[1]["last_ip"] != "127.0.0.1") {
+		t.Errorf("last_used %v, last_ip %v after the password was used", list[1]["last_used"], list[1]["last_ip"])
+	}
 	c.want(c.rest(editor, "GET", mine+"/"+uuid, ""), 200, "")
 	c.want(c.rest(sub, "GET", mine+"/"+uuid, ""), 403, "rest_cannot_read_application_password")
 	c.want(c.rest(editor, "GET", mine+"/3f2504e0-4f89-41d3-9a0c-0305e82c3399", ""), 404, "rest_application_password_not_found")

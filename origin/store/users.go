@@ -112,36 +112,58 @@ func (db *DB) DeleteAppPasswords(ctx context.Context, t *schema.Tenant, user sch
 // authenticates on another: the lookup is keyed by tenant. It returns a CodeUnauthorized error
 // whose CMSCode tells an unknown user from a wrong password, as WordPress does.
 func (db *DB) Authenticate(ctx context.Context, t *schema.Tenant, login string, hash []byte) (*schema.User, error) {
-	row := db.pool.QueryRow(ctx, `SELECT `+userColumnsOf("u")+`, a.hash
+	u, _, err := db.authenticate(ctx, t, login, hash)
+	return u, err
+}
+
+// AuthenticateUse is Authenticate for an API request: it also records the password's use (time
+// and client address), at most once a day per password as WordPress does, so that
+// authentication writes once a day rather than on every request.
+func (db *DB) AuthenticateUse(ctx context.Context, t *schema.Tenant, login string, hash []byte, ip string, now time.Time) (*schema.User, error) {
+	u, lastUsed, err := db.authenticate(ctx, t, login, hash)
+	if err != nil {
+		return nil, err
+	}
+	if lastUsed == nil || now.Sub(*lastUsed) >= 24*time.Hour {
+		// A record of use, not a condition of it: the request goes on if the write fails (the
+		// next request tries again).
+		_ = db.TouchAppPassword(ctx, t, hash, ip, now)
+	}
+	return u, nil
+}
+
+func (db *DB) authenticate(ctx context.Context, t *schema.Tenant, login string, hash []byte) (*schema.User, *time.Time, error) {
+	row := db.pool.QueryRow(ctx, `SELECT `+userColumnsOf("u")+`, a.hash, a.last_used_at
 		FROM app_passwords a JOIN users u ON u.tenant_id = a.tenant_id AND u.id = a.user_id
 		WHERE a.tenant_id = $1 AND a.hash = $2`, t.ID, hash)
 	var u schema.User
 	var role string
 	var stored []byte
+	var lastUsed *time.Time
 	p := &u.Profile
 	err := row.Scan(&u.ID, &u.Login, &u.Email, &u.DisplayName, &u.Slug, &role, &u.CreatedAt, &u.Version,
-		&p.FirstName, &p.LastName, &p.Nickname, &p.Description, &p.URL, &p.Locale, &stored)
+		&p.FirstName, &p.LastName, &p.Nickname, &p.Description, &p.URL, &p.Locale, &stored, &lastUsed)
 	if err == pgx.ErrNoRows {
 		if _, uerr := db.UserByLogin(ctx, t, login); uerr != nil {
 			if schema.ErrorCode(uerr) == schema.CodeNotFound {
-				return nil, &schema.Error{Code: schema.CodeUnauthorized, CMSCode: "invalid_username",
+				return nil, nil, &schema.Error{Code: schema.CodeUnauthorized, CMSCode: "invalid_username",
 					Message: "Unknown username. Check again or try your email address."}
 			}
-			return nil, uerr
+			return nil, nil, uerr
 		}
-		return nil, &schema.Error{Code: schema.CodeUnauthorized, CMSCode: "incorrect_password",
+		return nil, nil, &schema.Error{Code: schema.CodeUnauthorized, CMSCode: "incorrect_password",
 			Message: "The provided password is an invalid application password."}
 	}
 	if err != nil {
-		return nil, mapError(err)
+		return nil, nil, mapError(err)
 	}
 	if subtle.ConstantTimeCompare(stored, hash) != 1 || !(u.Login == login || strings.EqualFold(u.Email, login)) {
-		return nil, &schema.Error{Code: schema.CodeUnauthorized, CMSCode: "incorrect_password",
+		return nil, nil, &schema.Error{Code: schema.CodeUnauthorized, CMSCode: "incorrect_password",
 			Message: "The provided password is an invalid application password."}
 	}
 	u.Role = schema.Role(role)
 	u.CreatedAt = u.CreatedAt.UTC()
-	return &u, nil
+	return &u, lastUsed, nil
 }
 
 // User returns a staff user of the tenant by id.
