@@ -20,8 +20,11 @@
 // # Invariants
 //
 //   - Each connection is used by one worker at a time; a worker's requests are sequential.
-//   - In the open loop the k-th request of worker w is due at start + (k·Conns + w)/Rate; a late
-//     worker sends at once and its latency includes the lateness.
+//   - In the open loop the k-th request is due at start + k/Rate, whatever happened before; the
+//     first free connection sends it, and its latency runs from the due time, so waiting for a
+//     connection (all Conns busy) or for the generator counts. SendLag shows that share apart.
+//   - The open loop's clock sleeps on its own OS thread: run it with GOMAXPROCS ≥ 2 (one for the
+//     clock, one for the connections), even on one CPU, or the connections wait for the clock.
 //   - Only requests started inside the measured window (after Warmup, before Warmup+Duration) are
 //     recorded; requests still in flight at the end are waited for (up to the timeout) and count.
 //   - Linux only for CPU accounting and pinning (it reads /proc); elsewhere those are zero or

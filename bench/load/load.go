@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
+	"golang.org/x/sys/unix"
 )
 
 // Config is one load run against one server.
@@ -56,9 +58,14 @@ type Result struct {
 	HeaderBytes int
 	// BodyBytes is the body size of that sample response.
 	BodyBytes int
-	// Late counts open-loop requests sent more than 1 ms after their intended time (the generator
-	// or the connection could not keep up); their latency includes the delay.
+	// Statuses counts answers by HTTP status; 0 counts transport errors and timeouts.
+	Statuses map[int]uint64
+	// Late counts open-loop requests sent more than 1 ms after their intended time (every
+	// connection was busy, or the generator could not keep up); their latency includes the delay.
 	Late uint64
+	// SendLag is, in the open loop, the delay from each request's intended send time to its
+	// actual send: the generator's own share of Latency (plus waiting for a free connection).
+	SendLag *Histogram
 }
 
 // ErrNoRequests is returned by Run when the window completed no request at all.
@@ -102,15 +109,20 @@ func Run(ctx context.Context, cfg Config, serverPIDs ...int) (Result, error) {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	var dues chan time.Time
+	if cfg.Rate > 0 {
+		dues = make(chan time.Time, 1<<16)
+		go r.dispatch(ctx, dues)
+	}
 	workers := make([]*worker, cfg.Conns)
 	var wg sync.WaitGroup
 	for i := range workers {
-		w := &worker{id: i, r: r, hist: NewHistogram()}
+		w := &worker{id: i, r: r, hist: NewHistogram(), sendLag: NewHistogram(), statuses: map[int]uint64{}}
 		workers[i] = w
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w.run(ctx)
+			w.run(ctx, dues)
 		}()
 	}
 
@@ -139,15 +151,20 @@ func Run(ctx context.Context, cfg Config, serverPIDs ...int) (Result, error) {
 		return Result{}, err
 	}
 
-	res := Result{Latency: NewHistogram(), Elapsed: end.Sub(r.from)}
+	res := Result{Latency: NewHistogram(), SendLag: NewHistogram(), Elapsed: end.Sub(r.from)}
 	if cpuErr == nil {
 		res.CPU = usage(before, after, res.Elapsed.Seconds())
 	}
+	res.Statuses = map[int]uint64{}
 	for _, w := range workers {
+		for code, n := range w.statuses {
+			res.Statuses[code] += n
+		}
 		res.Requests += w.requests
 		res.Errors += w.errors
 		res.Late += w.late
 		res.Latency.Merge(w.hist)
+		res.SendLag.Merge(w.sendLag)
 	}
 	res.HeaderBytes = int(r.headerBytes.Load())
 	res.BodyBytes = int(r.bodyBytes.Load())
@@ -172,40 +189,33 @@ type runner struct {
 type worker struct {
 	id                     int
 	r                      *runner
-	hist                   *Histogram
+	hist, sendLag          *Histogram
 	requests, errors, late uint64
+	statuses               map[int]uint64
 }
 
-func (w *worker) run(ctx context.Context) {
+func (w *worker) run(ctx context.Context, dues <-chan time.Time) {
 	r := w.r
 	req := fasthttp.AcquireRequest()
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
-	// Open loop: the k-th send of this worker is due at start + (k·Conns + id)/Rate.
-	var interval time.Duration
-	if r.cfg.Rate > 0 {
-		interval = time.Duration(float64(time.Second) * float64(r.cfg.Conns) / r.cfg.Rate)
-	}
-	due := r.start
-	if r.cfg.Rate > 0 {
-		due = r.start.Add(time.Duration(float64(time.Second) * float64(w.id) / r.cfg.Rate))
-	}
 	for seq := uint64(0); ctx.Err() == nil; seq++ {
-		var sent time.Time
-		if interval > 0 {
-			if !due.Before(r.until) {
+		// Open loop: take the next due request; closed loop: send now.
+		var from time.Time
+		if dues != nil {
+			due, ok := <-dues
+			if !ok {
 				return
 			}
-			if d := time.Until(due); d > 0 {
-				sleep(ctx, d)
-			}
-			sent = time.Now()
-		} else {
-			sent = time.Now()
+			from = due
+		}
+		sent := time.Now()
+		if dues == nil {
 			if !sent.Before(r.until) {
 				return
 			}
+			from = sent
 		}
 		req.Reset()
 		resp.Reset()
@@ -215,18 +225,22 @@ func (w *worker) run(ctx context.Context) {
 		}
 		err := r.client.Do(req, resp)
 		done := time.Now()
-		from := sent
-		if interval > 0 {
-			from = due
-			if sent.Sub(due) > time.Millisecond && !due.Before(r.from) {
-				w.late++
-			}
-			due = due.Add(interval)
-		}
 		if from.Before(r.from) {
 			continue // warmup
 		}
+		if dues != nil {
+			lag := sent.Sub(from)
+			w.sendLag.Record(lag)
+			if lag > time.Millisecond {
+				w.late++
+			}
+		}
 		w.requests++
+		if err != nil {
+			w.statuses[0]++
+		} else {
+			w.statuses[resp.StatusCode()]++
+		}
 		ok := err == nil && resp.StatusCode() < 400
 		if ok && r.cfg.Check != nil {
 			ok = r.cfg.Check(resp)
@@ -241,12 +255,37 @@ func (w *worker) run(ctx context.Context) {
 	}
 }
 
-// sleep waits d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
+// dispatch is the open loop's clock: it hands the k-th request, due at start + k/Rate, to the
+// first free worker through dues, and closes dues at the end of the window. It runs on its own
+// OS thread and sleeps in the kernel (nanosleep, microsecond precision) rather than on Go timers,
+// whose wake-ups are rounded to the millisecond when the scheduler is idle; requests due within
+// 20 µs of each other leave together. When every worker is busy, requests queue in dues and their
+// latency includes the wait.
+func (r *runner) dispatch(ctx context.Context, dues chan<- time.Time) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	defer close(dues)
+	interval := float64(time.Second) / r.cfg.Rate
+	for k := 0; ; k++ {
+		due := r.start.Add(time.Duration(float64(k) * interval))
+		if !due.Before(r.until) {
+			return
+		}
+		for {
+			if ctx.Err() != nil {
+				return
+			}
+			d := time.Until(due)
+			if d <= 20*time.Microsecond {
+				break
+			}
+			ts := unix.NsecToTimespec(int64(min(d, 10*time.Millisecond)))
+			unix.Nanosleep(&ts, nil) // EINTR: the loop sleeps again
+		}
+		select {
+		case dues <- due:
+		case <-ctx.Done():
+			return
+		}
 	}
 }

@@ -31,6 +31,7 @@ Usage:
   vitrine user app-password   create, list or revoke a user's application passwords
   vitrine seed                fill an empty tenant with a demo catalog
   vitrine import              import a Shopify product CSV export into a tenant's catalog
+  vitrine bench <scenario>    run the bench suite (reads, baselines, …, or all) and write a report
 
 Run "vitrine <command> -h" for a command's flags.
 `
@@ -91,6 +92,10 @@ func run(ctx context.Context, args []string) error {
 		return runSeed(ctx, rest)
 	case "import":
 		return runImport(ctx, rest)
+	case "bench":
+		return runBench(ctx, rest)
+	case "bench-fixed-server": // started by `vitrine bench`; not in the usage text
+		return runBenchFixedServer(ctx, rest)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return nil
