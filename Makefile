@@ -12,7 +12,7 @@ BIN := bin/vitrine
 PKGS := ./...
 FUZZTIME ?= 20s
 
-.PHONY: run test build check-go vet fmt-check fuzz clean
+.PHONY: run test build check-go vet fmt-check fuzz clean bench
 
 check-go:
 	@if [ -z "$(GO)" ]; then echo "make: Go 1.26 or newer is required (https://go.dev/dl/); it was not found on PATH or in /usr/local/go" >&2; exit 1; fi
@@ -22,6 +22,10 @@ build: check-go
 
 run: build
 	@url="$$(./deploy/local/ensure-postgres.sh)" && DATABASE_URL="$$url" exec ./$(BIN) dev
+
+# The short bench suite (every scenario, under 5 minutes); the full run is `vitrine bench all`.
+bench: build
+	@url="$$(./deploy/local/ensure-postgres.sh)" && DATABASE_URL="$$url" ./$(BIN) bench -short -out bin/bench-short all
 
 fmt-check: check-go
 	@out="$$($(GOFMT) -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
