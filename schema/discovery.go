@@ -426,7 +426,8 @@ func CMSNamespaceIndex(t *Tenant, ns string) ([]byte, error) {
 }
 
 // CMSRouteDescription renders what OPTIONS answers for a rest_route path: the index entry of the
-// route matching it (any method), or [] when none does, as WordPress does.
+// route matching it (any method) with the item schema of its resource (itemschema.go), or []
+// when none does, as WordPress does.
 func CMSRouteDescription(base, path string) []byte {
 	if len(path) > 1 {
 		path = strings.TrimSuffix(path, "/")
@@ -434,7 +435,11 @@ func CMSRouteDescription(base, path string) []byte {
 	segs := strings.Split(strings.TrimPrefix(path, "/"), "/")
 	for _, rd := range cmsDiscovery().routes {
 		if rd.matches(path, segs) {
-			b, err := MarshalJSON(rd.entry(Site{Base: CanonicalBaseURL(base)}))
+			e := rd.entry(Site{Base: CanonicalBaseURL(base)})
+			if sch := routeItemSchema(rd.path); sch != nil {
+				e = append(e, jsonMember{"schema", sch})
+			}
+			b, err := MarshalJSON(e)
 			if err == nil {
 				return b
 			}
