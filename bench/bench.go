@@ -35,9 +35,6 @@ type Env struct {
 	Progress func(format string, args ...any)
 	// Log receives structured logs of the run. Never nil when set by cmd/vitrine.
 	Log *slog.Logger
-	// Wrk is the path of the wrk binary when it is installed (empty otherwise): closed-loop peaks
-	// may be measured with it as well as with package load's own client.
-	Wrk string
 }
 
 // Pinning describes in words where servers and the generator run, for reports.

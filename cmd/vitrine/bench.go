@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -105,9 +104,6 @@ func runBench(ctx context.Context, args []string) error {
 	env := bench.Env{Binary: binary, DatabaseURL: *c.databaseURL, Out: *out, Short: *short, Cores: cores,
 		ServerCPUs: serverCPUs, LoadCPUs: loadCPUs, Progress: progress.update,
 		Log: slog.New(slog.NewJSONHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo}))}
-	if wrk, err := exec.LookPath("wrk"); err == nil {
-		env.Wrk = wrk
-	}
 	meta := report.Meta{Command: "vitrine bench " + strings.Join(args, " "), Started: started, Machine: machine(),
 		GoVersion: runtime.Version(), Revision: revision(), Pinning: env.Pinning(), Short: *short}
 	var sections []report.Section
