@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -95,9 +96,10 @@ type Process struct {
 	// LogFile is where the child's stderr goes.
 	LogFile string
 
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error // the Wait result, set before done is closed
+	cmd     *exec.Cmd
+	done    chan struct{}
+	err     error       // the Wait result, set before done is closed
+	stopped atomic.Bool // Stop was called: its exit is expected
 }
 
 // Exited is closed when the process has exited.
@@ -266,6 +268,9 @@ func (c *Cluster) Err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, p := range c.procs {
+		if p.stopped.Load() {
+			continue
+		}
 		select {
 		case <-p.done:
 			return fmt.Errorf("cluster: %s exited early (%v): %s", p.Name, p.err, p.LogTail(800))
@@ -275,8 +280,10 @@ func (c *Cluster) Err() error {
 	return nil
 }
 
-// Stop ends one child gracefully (SIGTERM, then SIGKILL after grace) and waits for it.
+// Stop ends one child gracefully (SIGTERM, then SIGKILL after grace) and waits for it. Its exit
+// is not an error for Err.
 func (c *Cluster) Stop(p *Process, grace time.Duration) {
+	p.stopped.Store(true)
 	select {
 	case <-p.done:
 		return

@@ -190,3 +190,66 @@ func TestClusterStartFailures(t *testing.T) {
 		})
 	}
 }
+
+// A catalog cloned from a seeded template and published directly to the stream is served by an
+// edge like one that came through the relay: every product, under its new slug.
+func TestPublishCloneIsServed(t *testing.T) {
+	bin := buildVitrine(t)
+	ctx := context.Background()
+	c, err := cluster.Start(ctx, cluster.Config{Binary: bin, DatabaseURL: storetest.ServerURL(), Edges: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tpl, err := c.CreateTenant(ctx, "tpl", cluster.TenantOptions{Products: 12, Posts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := c.ReadCatalog(ctx, tpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copies, err := c.RegisterTenant(ctx, "copies", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats, err := c.PublishClones(ctx, []*cluster.Tenant{copies}, cat, []int{1000}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := stats[0]
+	if st.Products != 1000 || st.Variants < 1000 || st.Messages <= st.Products+st.Variants || st.RawJSON == 0 {
+		t.Fatalf("clone stats %+v", st)
+	}
+	get := func(uri string) (int, string) {
+		req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+		req.SetRequestURI("http://" + c.Edges[0].Addr + uri)
+		req.Header.SetHost(copies.Host)
+		req.UseHostHeader = true
+		if err := fasthttp.Do(req, resp); err != nil {
+			return 0, err.Error()
+		}
+		return resp.StatusCode(), string(resp.Body())
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		status, body := get("/api/products?per_page=1")
+		if status == 200 && strings.Contains(body, `"total":1000,`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the edge never listed the 1000 cloned products: %d %.300s", status, body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if status, body := get("/api/products/" + st.LastSlug); status != 200 || !strings.Contains(body, st.LastTitle) {
+		t.Fatalf("last product %s: %d %.300s", st.LastSlug, status, body)
+	}
+	// The template's own tenant is untouched.
+	if err := c.WaitServed(ctx, tpl, tpl.Version); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
