@@ -218,11 +218,14 @@ func itemSchema(title string, props jsonObject) jsonObject {
 }
 
 // routeItemSchema returns the item schema of the resource a CMS route path serves, or nil for
-// routes without one (the index, namespace roots, batch, the revision routes).
+// routes without one (the index, namespace roots, batch).
 func routeItemSchema(path string) jsonObject {
 	for _, t := range PostTypes {
 		if c := t.Collection(); path == c || path == c+"/{id}" {
 			return postItemSchema(t)
+		}
+		if sch := revisionItemSchema(t, path); sch != nil { // revisions.go
+			return sch
 		}
 	}
 	switch {

@@ -68,8 +68,13 @@ type Post struct {
 	ModifiedGMT  time.Time `json:"modified_gmt"`
 	// Protected marks the public copy of a password-protected post: its content and excerpt were
 	// withheld before it was replicated to edges.
-	Protected bool  `json:"protected,omitempty"`
-	Version   int64 `json:"version"`
+	Protected bool `json:"protected,omitempty"`
+	// RevisionCount and LatestRevision describe the record's revisions and autosaves (which are
+	// not replicated: revisions.go) for its version-history and predecessor-version links. The
+	// store keeps them in the record's transaction whenever a revision is made or deleted.
+	RevisionCount  int    `json:"revision_count,omitempty"`
+	LatestRevision PostID `json:"latest_revision,omitempty"`
+	Version        int64  `json:"version"`
 }
 
 // Public reports whether the post belongs to the public read model: published records of the

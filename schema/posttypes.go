@@ -22,6 +22,9 @@ type PostType struct {
 	PublicRead bool
 	// Trash: the type can be trashed (menu items must be deleted with force=true).
 	Trash bool
+	// Revisions: an update that changes the title, content or excerpt keeps a revision, and the
+	// type has the revisions routes (revisions.go). Autosaves: the type has the autosaves routes.
+	Revisions, Autosaves bool
 	// Caps are the type's capabilities (WordPress's capability_type mapping).
 	Caps PostTypeCaps
 	// DefaultPerPage, DefaultOrder and DefaultOrderBy are the collection defaults.
@@ -57,15 +60,15 @@ var themeCaps = PostTypeCaps{Edit: CapEditThemeOptions, EditOthers: CapEditTheme
 
 // PostTypes are the post types this build serves, in route-table order.
 var PostTypes = []*PostType{
-	{Name: "post", RestBase: "posts", PublicRead: true, Trash: true, Caps: postCaps,
+	{Name: "post", RestBase: "posts", PublicRead: true, Trash: true, Revisions: true, Autosaves: true, Caps: postCaps,
 		DefaultPerPage: CMSDefaultPerPage, DefaultOrder: "desc", DefaultOrderBy: "date", Taxonomies: []string{"categories", "tags"}},
-	{Name: "page", RestBase: "pages", Hierarchical: true, PublicRead: true, Trash: true, Caps: pageCaps,
+	{Name: "page", RestBase: "pages", Hierarchical: true, PublicRead: true, Trash: true, Revisions: true, Autosaves: true, Caps: pageCaps,
 		DefaultPerPage: CMSDefaultPerPage, DefaultOrder: "desc", DefaultOrderBy: "date"},
-	{Name: "cms_block", RestBase: "blocks", Trash: true, Caps: postCaps,
+	{Name: "cms_block", RestBase: "blocks", Trash: true, Revisions: true, Autosaves: true, Caps: postCaps,
 		DefaultPerPage: CMSDefaultPerPage, DefaultOrder: "desc", DefaultOrderBy: "date", Taxonomies: []string{"cms_pattern_category"}},
-	{Name: "nav_menu_item", RestBase: "menu-items", Caps: themeCaps,
+	{Name: "nav_menu_item", RestBase: "menu-items", Autosaves: true, Caps: themeCaps,
 		DefaultPerPage: 100, DefaultOrder: "asc", DefaultOrderBy: "menu_order", Taxonomies: []string{"menus"}},
-	{Name: "cms_navigation", RestBase: "navigation", PublicRead: true, Trash: true, Caps: themeCaps,
+	{Name: "cms_navigation", RestBase: "navigation", PublicRead: true, Trash: true, Revisions: true, Autosaves: true, Caps: themeCaps,
 		DefaultPerPage: CMSDefaultPerPage, DefaultOrder: "desc", DefaultOrderBy: "date"},
 }
 
@@ -196,6 +199,7 @@ func postTypeRoutes() []Route {
 		}
 		out = append(out, Route{Name: n + ".delete", Method: "DELETE", Interface: CMS, Path: item, Server: AtOrigin, Auth: AuthStaff, Cap: t.Caps.Delete, Batch: true,
 			Args: []Arg{{Name: "force", Type: ArgBool, Default: "false", Description: "Whether to bypass Trash and force deletion."}}})
+		out = append(out, t.revisionRoutes()...) // revisions.go
 	}
 	return out
 }

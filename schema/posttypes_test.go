@@ -13,7 +13,7 @@ func TestRenderPostTypes(t *testing.T) {
 	date := time.Date(2024, 5, 2, 8, 0, 0, 0, time.UTC)
 	page := &schema.Post{ID: 50, Type: "page", Slug: "about", Status: schema.StatusPublish, Title: "About us",
 		Content: "We make <b>lamps</b>.", Author: 3, CommentStatus: "closed", PingStatus: "closed", Format: "standard",
-		Parent: 49, MenuOrder: 2, DateGMT: date, ModifiedGMT: date}
+		Parent: 49, MenuOrder: 2, DateGMT: date, ModifiedGMT: date, RevisionCount: 3, LatestRevision: 61}
 	block := &schema.Post{ID: 51, Type: "cms_block", Slug: "hero", Status: schema.StatusPublish, Title: "Hero",
 		Content: "<!-- wp:heading -->\n<h2>Welcome</h2>\n<!-- /wp:heading -->", Author: 3, CommentStatus: "closed", PingStatus: "closed",
 		Format: "standard", Meta: map[string]string{"cms_pattern_sync_status": "unsynced"}, PatternCategories: []schema.TermID{4},

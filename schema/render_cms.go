@@ -67,6 +67,7 @@ type Link struct {
 	Href        string         `json:"href"`
 	Embeddable  bool           `json:"embeddable,omitempty"`
 	Count       *int           `json:"count,omitempty"`
+	ID          *PostID        `json:"id,omitempty"`
 	Taxonomy    string         `json:"taxonomy,omitempty"`
 	Templated   bool           `json:"templated,omitempty"`
 	Name        string         `json:"name,omitempty"`
@@ -289,6 +290,14 @@ func postLinks(p *Post, r PostRender, site Site) map[string][]Link {
 	}
 	if t.Name == "cms_block" {
 		links["wp:term"] = []Link{{Href: site.RestURL("/cms/v2/cms_pattern_category") + "&post=" + id, Taxonomy: "cms_pattern_category", Embeddable: true}}
+	}
+	if t.Revisions {
+		// Revisions and autosaves, counted by the record (revisions.go).
+		links["version-history"] = []Link{{Href: site.RestURL(t.RevisionsPath(p.ID)), Count: ptr(p.RevisionCount)}}
+		if p.RevisionCount > 0 {
+			links["predecessor-version"] = []Link{{Href: site.RestURL(t.RevisionsPath(p.ID) + "/" + strconv.FormatInt(int64(p.LatestRevision), 10)),
+				ID: ptr(p.LatestRevision)}}
+		}
 	}
 	if t.Hierarchical && p.Parent != 0 {
 		links["up"] = []Link{{Href: site.RestURL(t.Item(p.Parent)), Embeddable: true}}

@@ -447,13 +447,17 @@ func FuzzParseArgs(f *testing.F) {
 		"categories=4&categories[operator]=AND&tags_exclude[terms]=x",
 		"sticky=1&ignore_sticky=0&format=aside,link&offset=3&author=1&author_exclude=2",
 		"format=aside,aside&after=2026-02-30T00:00:00",
+		"per_page=&offset=-2&orderby=include_slugs&order=asc", // a revisions list without per_page
 	} {
 		f.Add(s)
 	}
-	// Every post type's collection: the raw query's first byte picks the route.
+	// Every post type's collection and revisions: the raw query's first byte picks the route.
 	var lists []*schema.Route
 	for _, pt := range schema.PostTypes {
 		lists = append(lists, route(f, "cms."+pt.RestBase+".list"))
+		if pt.Revisions {
+			lists = append(lists, route(f, "cms."+pt.RestBase+".revisions.list"))
+		}
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
 		r := lists[0]
@@ -480,8 +484,9 @@ func FuzzParseArgs(f *testing.F) {
 		if p := a.Int("page"); p < 1 || p > schema.MaxPage {
 			t.Fatalf("page = %d, outside its bounds", p)
 		}
-		if n := a.Int("per_page"); n < 1 || n > schema.CMSMaxPerPage {
-			t.Fatalf("per_page = %d, outside its bounds", n)
+		// Revisions have no default per_page: 0 when not sent.
+		if v := a.Get("per_page"); (v.Given || v.Int != 0) && (v.Int < 1 || v.Int > schema.CMSMaxPerPage) {
+			t.Fatalf("per_page = %d, outside its bounds", v.Int)
 		}
 		for _, name := range []string{"context", "order", "orderby"} {
 			d := r.Args[slices.IndexFunc(r.Args, func(d schema.Arg) bool { return d.Name == name })]
