@@ -61,7 +61,8 @@ func FuzzRequestArgs(f *testing.F) {
 	for _, s := range []string{`{"force":true}`, `{"force":[1,{"a":2}]}`, `{"force":"\u0000"}`, `[`, `{"force":1e999}`, `"x"`} {
 		f.Add(s, "force=true", true)
 	}
-	routes := []*schema.Route{schema.RouteByName("cms.posts.delete"), schema.RouteByName("cms.posts.list"), schema.RouteByName("cms.users.delete")}
+	routes := []*schema.Route{schema.RouteByName("cms.posts.delete"), schema.RouteByName("cms.posts.list"), schema.RouteByName("cms.users.delete"),
+		schema.RouteByName("cms.posts.revisions.list"), schema.RouteByName("cms.posts.revisions.delete")}
 	f.Fuzz(func(t *testing.T, body, query string, json bool) {
 		for _, r := range routes {
 			var ctx fasthttp.RequestCtx

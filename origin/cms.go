@@ -67,6 +67,7 @@ func (s *Server) cmsHandlers() {
 			s.handlers[n+".list"], s.handlers[n+".get"] = read, read
 		}
 	}
+	s.revisionHandlers() // revisions and autosaves (revisions.go)
 }
 
 // postType returns the post type of the request's route.
@@ -470,6 +471,9 @@ func (s *Server) updatePost(ctx *fasthttp.RequestCtx, rq *request) {
 		if err := finishPost(ctx, rq, tx, &p, old); err != nil {
 			return err
 		}
+		if err := keepRevision(ctx, rq, tx, &p); err != nil {
+			return err
+		}
 		if err := tx.UpdatePost(ctx, rq.info, old, &p); err != nil {
 			return err
 		}
@@ -519,6 +523,9 @@ func (s *Server) deletePost(ctx *fasthttp.RequestCtx, rq *request) {
 			p.Slug += "__trashed"
 		}
 		p.ModifiedGMT = tx.Now()
+		if err := keepRevision(ctx, rq, tx, &p); err != nil { // trashing is an update too
+			return err
+		}
 		if err := tx.UpdatePost(ctx, rq.info, old, &p); err != nil {
 			return err
 		}

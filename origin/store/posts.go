@@ -36,7 +36,8 @@ func PostState(p *schema.Post, vis schema.Visibility) *schema.Post {
 }
 
 const postColumns = `id, type, slug, status, password, title, content, excerpt, author_id, featured_media, comment_status, ping_status,
-	format, meta, sticky, template, categories, tags, date_gmt, date_floating, modified_gmt, version, parent, menu_order, extra`
+	format, meta, sticky, template, categories, tags, date_gmt, date_floating, modified_gmt, version, parent, menu_order, extra,
+	revision_count, latest_revision`
 
 // postExtra is the extra column: the fields of one post type only (migration 0009).
 type postExtra struct {
@@ -51,11 +52,13 @@ func scanPost(row pgx.Row) (*schema.Post, error) {
 	var cats, tags []int64
 	var parent, menuOrder int64
 	var extra []byte
+	var revisions int64
 	if err := row.Scan(&p.ID, &p.Type, &p.Slug, &status, &p.Password, &p.Title, &p.Content, &p.Excerpt, &p.Author,
 		&p.FeaturedMedia, &p.CommentStatus, &p.PingStatus, &p.Format, &meta, &p.Sticky, &p.Template, &cats, &tags,
-		&p.DateGMT, &p.DateFloating, &p.ModifiedGMT, &p.Version, &parent, &menuOrder, &extra); err != nil {
+		&p.DateGMT, &p.DateFloating, &p.ModifiedGMT, &p.Version, &parent, &menuOrder, &extra, &revisions, &p.LatestRevision); err != nil {
 		return nil, err
 	}
+	p.RevisionCount = int(revisions)
 	p.Parent, p.MenuOrder = schema.PostID(parent), int(menuOrder)
 	var x postExtra
 	if err := json.Unmarshal(extra, &x); err != nil {
@@ -148,11 +151,11 @@ func (tx *Tx) CreatePost(ctx context.Context, t *schema.Tenant, p *schema.Post) 
 		return err
 	}
 	_, err = tx.pg.Exec(ctx, `INSERT INTO posts (tenant_id, `+postColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28)`,
 		t.ID, int64(p.ID), p.Type, p.Slug, string(p.Status), p.Password, p.Title, p.Content, p.Excerpt, int64(p.Author),
 		int64(p.FeaturedMedia), p.CommentStatus, p.PingStatus, p.Format, jsonb(p.Meta), p.Sticky, p.Template,
 		termInts(p.Categories), termInts(p.Tags), p.DateGMT, p.DateFloating, p.ModifiedGMT, p.Version,
-		int64(p.Parent), int64(p.MenuOrder), jsonb(postExtra{p.PatternCategories, p.MenuItem}))
+		int64(p.Parent), int64(p.MenuOrder), jsonb(postExtra{p.PatternCategories, p.MenuItem}), int64(p.RevisionCount), int64(p.LatestRevision))
 	return err
 }
 
@@ -168,12 +171,13 @@ func (tx *Tx) UpdatePost(ctx context.Context, t *schema.Tenant, old, p *schema.P
 	}
 	_, err := tx.pg.Exec(ctx, `UPDATE posts SET slug=$3, status=$4, password=$5, title=$6, content=$7, excerpt=$8, author_id=$9,
 		featured_media=$10, comment_status=$11, ping_status=$12, format=$13, meta=$14, sticky=$15, template=$16, categories=$17,
-		tags=$18, date_gmt=$19, date_floating=$20, modified_gmt=$21, version=$22, parent=$23, menu_order=$24, extra=$25
+		tags=$18, date_gmt=$19, date_floating=$20, modified_gmt=$21, version=$22, parent=$23, menu_order=$24, extra=$25,
+		revision_count=$26, latest_revision=$27
 		WHERE tenant_id = $1 AND id = $2`,
 		t.ID, int64(p.ID), p.Slug, string(p.Status), p.Password, p.Title, p.Content, p.Excerpt, int64(p.Author),
 		int64(p.FeaturedMedia), p.CommentStatus, p.PingStatus, p.Format, jsonb(p.Meta), p.Sticky, p.Template,
 		termInts(p.Categories), termInts(p.Tags), p.DateGMT, p.DateFloating, p.ModifiedGMT, p.Version,
-		int64(p.Parent), int64(p.MenuOrder), jsonb(postExtra{p.PatternCategories, p.MenuItem}))
+		int64(p.Parent), int64(p.MenuOrder), jsonb(postExtra{p.PatternCategories, p.MenuItem}), int64(p.RevisionCount), int64(p.LatestRevision))
 	return err
 }
 
@@ -197,6 +201,10 @@ func (tx *Tx) DeletePost(ctx context.Context, t *schema.Tenant, id schema.PostID
 		return nil, err
 	}
 	if err := tx.writeEntity(l, schema.KindPost, schema.IDString(id), PostStates(p), nil, nil, nil); err != nil {
+		return nil, err
+	}
+	// Its revisions and autosaves go with it.
+	if _, err := tx.pg.Exec(ctx, `DELETE FROM post_revisions WHERE tenant_id = $1 AND parent_id = $2`, t.ID, int64(id)); err != nil {
 		return nil, err
 	}
 	_, err = tx.pg.Exec(ctx, `DELETE FROM posts WHERE tenant_id = $1 AND id = $2`, t.ID, int64(id))

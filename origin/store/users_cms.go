@@ -90,6 +90,11 @@ func (tx *Tx) DeleteUser(ctx context.Context, t *schema.Tenant, id, reassign sch
 			return err
 		}
 	}
+	// Their revisions and autosaves too, as WordPress reassigns every post_author.
+	if _, err := tx.pg.Exec(ctx, `UPDATE post_revisions SET author_id = $3 WHERE tenant_id = $1 AND author_id = $2`,
+		t.ID, int64(id), int64(reassign)); err != nil {
+		return err
+	}
 	if err := tx.saveAuthor(ctx, t, true, id, nil); err != nil {
 		return err
 	}
