@@ -395,3 +395,36 @@ func TestCMSEmbed(t *testing.T) {
 		t.Errorf("list _embed: %v %s", err, list.Body())
 	}
 }
+
+// excerpt_length cuts an excerpt made from the content (never a written one), is part of the
+// cache key, and is validated as an integer.
+func TestCMSExcerptLength(t *testing.T) {
+	f := newFixture(t, edge.Config{CacheBytes: 16 << 20})
+	feedPosts(f)
+	excerpt := func(uri string) string {
+		t.Helper()
+		r := f.do(req{uri: uri})
+		var p struct {
+			Excerpt struct{ Rendered string }
+		}
+		if err := json.Unmarshal(r.Body(), &p); err != nil || r.StatusCode() != 200 {
+			t.Fatalf("%s: %d %s", uri, r.StatusCode(), r.Body())
+		}
+		return p.Excerpt.Rendered
+	}
+	base := "/index.php?rest_route=/cms/v2/posts/200"
+	for _, tc := range []struct{ uri, want string }{
+		{base + "&excerpt_length=3", "<p>How to polish [&hellip;]</p>\n"},
+		{base, "<p>How to polish a brass lamp.</p>\n"},
+		{base + "&excerpt_length=0", "<p>How to polish a brass lamp.</p>\n"},
+		{base + "&excerpt_length=1", "<p>How [&hellip;]</p>\n"},
+		{"/index.php?rest_route=/cms/v2/posts/201&excerpt_length=1", "<p>Oak.</p>\n"}, // written: never cut
+	} {
+		if got := excerpt(tc.uri); got != tc.want {
+			t.Errorf("%s: excerpt %q, want %q", tc.uri, got, tc.want)
+		}
+	}
+	if r := f.do(req{uri: base + "&excerpt_length=many"}); r.StatusCode() != 400 || !strings.Contains(string(r.Body()), "excerpt_length") {
+		t.Errorf("excerpt_length=many: %d %s", r.StatusCode(), r.Body())
+	}
+}

@@ -174,6 +174,16 @@ func (t *PostType) collectionArgs() []Arg {
 	return args
 }
 
+// itemArgs are the arguments of a single record's GET: context, excerpt_length (types with an
+// excerpt: a menu item has none) and password.
+func (t *PostType) itemArgs() []Arg {
+	args := []Arg{argContext}
+	if t.Name != "nav_menu_item" {
+		args = append(args, Arg{Name: "excerpt_length", Type: ArgInt, Description: "Override the default excerpt length."})
+	}
+	return append(args, Arg{Name: "password", Type: ArgString, Description: "The password for the post if it is password protected."})
+}
+
 // postTypeRoutes declares the collection and item routes of every post type. Anonymous reads of
 // publicly readable types are answered by edges; everything else by the origin, whose handlers
 // check the type's capabilities in WordPress's order.
@@ -189,10 +199,7 @@ func postTypeRoutes() []Route {
 		out = append(out,
 			Route{Name: n + ".list", Method: "GET", Interface: CMS, Path: col, Server: read, Args: t.collectionArgs(), Batch: true},
 			Route{Name: n + ".create", Method: "POST", Interface: CMS, Path: col, Server: AtOrigin, Auth: AuthStaff, Cap: t.Caps.Edit, Batch: true},
-			Route{Name: n + ".get", Method: "GET", Interface: CMS, Path: item, Server: read, Batch: true, Args: []Arg{
-				argContext,
-				{Name: "password", Type: ArgString, Description: "The password for the post if it is password protected."},
-			}},
+			Route{Name: n + ".get", Method: "GET", Interface: CMS, Path: item, Server: read, Batch: true, Args: t.itemArgs()},
 		)
 		for _, m := range []string{"POST", "PUT", "PATCH"} {
 			out = append(out, Route{Name: n + ".update", Method: m, Interface: CMS, Path: item, Server: AtOrigin, Auth: AuthStaff, Cap: t.Caps.Edit, Batch: true})

@@ -121,6 +121,9 @@ type PostRender struct {
 	Unlocked bool
 	// Allow lists the methods the caller may use on the post (the self link's targetHints).
 	Allow []string
+	// ExcerptWords overrides the length in words of an excerpt made from the content (the
+	// excerpt_length argument); 0 or less means ExcerptWords (55).
+	ExcerptWords int
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -144,7 +147,7 @@ func RenderPost(p *Post, r PostRender, site Site) *PostView {
 	contentRendered, excerptRendered := "", ""
 	if showContent {
 		contentRendered = RenderContent(p.Content)
-		excerptRendered = RenderExcerpt(p.Excerpt, p.Content)
+		excerptRendered = RenderExcerptWords(p.Excerpt, p.Content, r.ExcerptWords)
 	}
 	typ := p.Type
 	if typ == "" {
@@ -357,6 +360,16 @@ const ExcerptWords = 55
 // RenderExcerpt renders an excerpt: the raw excerpt in a paragraph, or, when empty, the first
 // ExcerptWords words of the content's text followed by " [&hellip;]" if anything was cut.
 func RenderExcerpt(rawExcerpt, content string) string {
+	return RenderExcerptWords(rawExcerpt, content, ExcerptWords)
+}
+
+// RenderExcerptWords is RenderExcerpt with an excerpt made from the content cut at n words
+// (n ≤ 0: ExcerptWords), as WordPress's excerpt_length filter does; a written excerpt is
+// never cut.
+func RenderExcerptWords(rawExcerpt, content string, n int) string {
+	if n <= 0 {
+		n = ExcerptWords
+	}
 	if strings.TrimSpace(rawExcerpt) != "" {
 		return RenderContent(rawExcerpt)
 	}
@@ -368,8 +381,8 @@ func RenderExcerpt(rawExcerpt, content string) string {
 		return ""
 	}
 	more := ""
-	if len(words) > ExcerptWords {
-		words = words[:ExcerptWords]
+	if len(words) > n {
+		words = words[:n]
 		more = " [&hellip;]"
 	}
 	return "<p>" + html.EscapeString(strings.Join(words, " ")) + more + "</p>\n"

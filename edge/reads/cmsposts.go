@@ -234,7 +234,11 @@ func postItem(req *Request, args *schema.Args, info *schema.Tenant, t *schema.Po
 		}
 	}
 	st := site(info)
-	view := schema.RenderRecord(p, schema.PostRender{Context: context, Unlocked: unlocked, Allow: allowFor(v, t)}, st)
+	r := schema.PostRender{Context: context, Unlocked: unlocked, Allow: allowFor(v, t)}
+	if t.Name != "nav_menu_item" {
+		r.ExcerptWords = int(args.Int("excerpt_length"))
+	}
+	view := schema.RenderRecord(p, r, st)
 	if pv, isPost := view.(*schema.PostView); isPost {
 		if rels, embed := embedRels(req); embed {
 			if d != nil {
