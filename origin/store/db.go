@@ -172,8 +172,17 @@ func (db *DB) attempt(ctx context.Context, iso pgx.TxIsoLevel, fn func(tx *Tx) e
 	if err != nil {
 		return nil, err
 	}
-	tx := &Tx{pg: pg, db: db, now: db.now()}
 	defer pg.Rollback(context.WithoutCancel(ctx)) // no-op after Commit
+	if iso == pgx.Serializable {
+		// Take the transaction's snapshot before its clock: a transaction that sees another's
+		// writes then has a later time than it, so times (modified dates, revision dates) follow
+		// the order writes became visible. Read first, a slower transaction that started earlier
+		// could see a concurrent one's commit yet date its own write before it. One round trip.
+		if _, err := pg.Exec(ctx, "SELECT 1"); err != nil {
+			return nil, err
+		}
+	}
+	tx := &Tx{pg: pg, db: db, now: db.now()}
 	if err := fn(tx); err != nil {
 		return nil, err
 	}
