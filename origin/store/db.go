@@ -178,11 +178,11 @@ func (db *DB) attempt(ctx context.Context, iso pgx.TxIsoLevel, fn func(tx *Tx) e
 		// writes then has a later time than it, so times (modified dates, revision dates) follow
 		// the order writes became visible. Read first, a slower transaction that started earlier
 		// could see a concurrent one's commit yet date its own write before it. One round trip.
-		if _, err := pg.Exec(ctx, "SELECT 1"); err != nil {
+		if _, err := pg.Exec(detach(ctx), "SELECT 1"); err != nil {
 			return nil, err
 		}
 	}
-	tx := &Tx{pg: pg, db: db, now: db.now()}
+	tx := &Tx{pg: txConn{pg}, db: db, now: db.now()}
 	if err := fn(tx); err != nil {
 		return nil, err
 	}
@@ -190,7 +190,7 @@ func (db *DB) attempt(ctx context.Context, iso pgx.TxIsoLevel, fn func(tx *Tx) e
 	if err != nil {
 		return nil, err
 	}
-	if err := pg.Commit(ctx); err != nil {
+	if err := pg.Commit(detach(ctx)); err != nil {
 		return nil, err
 	}
 	return commits, nil

@@ -42,6 +42,25 @@ func (p pool) Ping(ctx context.Context) error { return p.p.Ping(detach(ctx)) }
 
 func (p pool) Close() { p.p.Close() }
 
+// txConn is a transaction as this package's queries use it: every statement runs with the
+// caller's context detached, for the reason pool gives and one more: pgx watches a statement's
+// context from a goroutine (context.AfterFunc) that may call Done after the handler returned,
+// and a *fasthttp.RequestCtx's Done reads its server's state, which Shutdown writes (a data race
+// the race detector caught under make test).
+type txConn struct{ tx pgx.Tx }
+
+func (c txConn) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	return c.tx.Query(detach(ctx), sql, args...)
+}
+
+func (c txConn) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	return c.tx.QueryRow(detach(ctx), sql, args...)
+}
+
+func (c txConn) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	return c.tx.Exec(detach(ctx), sql, args...)
+}
+
 // detached is a context with a caller's cancellation channel and deadline, read once when it was
 // made, and no values.
 type detached struct {

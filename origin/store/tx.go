@@ -18,7 +18,7 @@ const PlatformLogID = "00000000-0000-0000-0000-000000000000"
 // Tx is one attempt of a transaction. It is not safe for concurrent use, and must not be kept
 // after the function given to DB.Tx returns.
 type Tx struct {
-	pg     pgx.Tx
+	pg     txConn
 	db     *DB
 	now    time.Time
 	logs   []*logState
