@@ -2,7 +2,6 @@ package replica
 
 import (
 	"slices"
-	"strings"
 
 	"vitrine/schema"
 )
@@ -19,29 +18,5 @@ func MatchPosts(posts []*schema.Post, q PostQuery) ([]*schema.Post, int) {
 	if len(q.Statuses) == 0 {
 		q.Statuses = []schema.PostStatus{schema.StatusPublish}
 	}
-	m := newPostMatcher(&q)
-	var all []ranked
-	for _, p := range posts {
-		if !m.match(p) {
-			continue
-		}
-		r := ranked{p: p}
-		switch q.OrderBy {
-		case "relevance":
-			r.rank = m.relevance(p)
-		case "title":
-			r.key = strings.ToLower(p.Title)
-		}
-		all = append(all, r)
-	}
-	slices.SortFunc(all, m.compare)
-	total := len(all)
-	if q.Offset >= total {
-		return nil, total
-	}
-	out := make([]*schema.Post, 0, min(total, q.Offset+q.Limit)-q.Offset)
-	for _, r := range all[q.Offset:min(total, q.Offset+q.Limit)] {
-		out = append(out, r.p)
-	}
-	return out, total
+	return newPostMatcher(&q).sortedPage(slices.Values(posts))
 }

@@ -2,6 +2,7 @@ package replica
 
 import (
 	"cmp"
+	"iter"
 	"slices"
 	"strings"
 	"time"
@@ -112,19 +113,33 @@ func (s *Snapshot) Posts(q PostQuery) ([]*schema.Post, int) {
 		}
 		return out, total
 	}
-	var all []ranked
-	for it := s.posts.Iterator(); !it.Done(); {
-		_, sl, _ := it.Next()
-		if p := pick(sl, q.Scope); p != nil && m.match(p) {
-			r := ranked{p: p}
-			switch q.OrderBy {
-			case "relevance":
-				r.rank = m.relevance(p) // once per match, not per comparison
-			case "title":
-				r.key = strings.ToLower(p.Title)
+	return m.sortedPage(func(yield func(*schema.Post) bool) {
+		for it := s.posts.Iterator(); !it.Done(); {
+			_, sl, _ := it.Next()
+			if p := pick(sl, q.Scope); p != nil && !yield(p) {
+				return
 			}
-			all = append(all, r)
 		}
+	})
+}
+
+// sortedPage keeps the posts m matches, orders them as its query asks and returns the query's
+// page of them and how many matched.
+func (m *postMatcher) sortedPage(posts iter.Seq[*schema.Post]) ([]*schema.Post, int) {
+	q := m.q
+	var all []ranked
+	for p := range posts {
+		if !m.match(p) {
+			continue
+		}
+		r := ranked{p: p}
+		switch q.OrderBy {
+		case "relevance":
+			r.rank = m.relevance(p) // once per match, not per comparison
+		case "title":
+			r.key = strings.ToLower(p.Title)
+		}
+		all = append(all, r)
 	}
 	slices.SortFunc(all, m.compare)
 	total := len(all)
