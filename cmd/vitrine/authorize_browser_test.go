@@ -24,25 +24,7 @@ import (
 // reached as authz.localhost, a name Chromium resolves to the loopback and treats as a secure
 // context, so the page's Secure cookies work over plain HTTP in the test.
 func TestBrowserAuthorizeApplication(t *testing.T) {
-	skip := t.Skip
-	if os.Getenv("VITRINE_REQUIRE_BROWSER") == "1" {
-		skip = t.Fatal
-	}
-	chromium := os.Getenv("CHROMIUM")
-	if chromium == "" {
-		chromium = "/usr/bin/chromium"
-	}
-	e2e, _ := filepath.Abs("../../e2e")
-	node, err := exec.LookPath("node")
-	if err != nil {
-		skip("node is not installed (make test installs the browser test's dependencies)")
-	}
-	if _, err := os.Stat(chromium); err != nil {
-		skip("Chromium is not installed at " + chromium + " (make test installs it)")
-	}
-	if _, err := os.Stat(filepath.Join(e2e, "node_modules", "playwright-core")); err != nil {
-		skip("e2e/node_modules is missing: run npm ci --prefix e2e (make test does)")
-	}
+	node, e2e, chromium := e2eTools(t, "playwright-core", true)
 
 	s := newSystem(t, systemOptions{})
 	s.startRelay(relay.Config{})

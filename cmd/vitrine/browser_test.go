@@ -26,25 +26,7 @@ import (
 // (e2e/storefront.mjs). `make test` installs Chromium and the e2e packages; without them the test
 // is skipped with the reason.
 func TestBrowserStorefront(t *testing.T) {
-	skip := t.Skip
-	if os.Getenv("VITRINE_REQUIRE_BROWSER") == "1" {
-		skip = t.Fatal // make test installed everything: a missing piece is a failure
-	}
-	chromium := os.Getenv("CHROMIUM")
-	if chromium == "" {
-		chromium = "/usr/bin/chromium"
-	}
-	e2e, _ := filepath.Abs("../../e2e")
-	node, err := exec.LookPath("node")
-	if err != nil {
-		skip("node is not installed (make test installs the browser test's dependencies)")
-	}
-	if _, err := os.Stat(chromium); err != nil {
-		skip("Chromium is not installed at " + chromium + " (make test installs it)")
-	}
-	if _, err := os.Stat(filepath.Join(e2e, "node_modules", "playwright-core")); err != nil {
-		skip("e2e/node_modules is missing: run npm ci --prefix e2e (make test does)")
-	}
+	node, e2e, chromium := e2eTools(t, "playwright-core", true)
 
 	s := newSystem(t, systemOptions{})
 	s.startRelay(relay.Config{})

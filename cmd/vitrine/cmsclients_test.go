@@ -24,18 +24,7 @@ import (
 // posts by following rel="next". The store's canonical base is http://localhost:<edge port>, so
 // that the URLs in bodies and Link headers lead back to the edge.
 func TestWordPressClients(t *testing.T) {
-	skip := t.Skip
-	if os.Getenv("VITRINE_REQUIRE_BROWSER") == "1" {
-		skip = t.Fatal
-	}
-	e2e, _ := filepath.Abs("../../e2e")
-	node, err := exec.LookPath("node")
-	if err != nil {
-		skip("node is not installed (make test installs it)")
-	}
-	if _, err := os.Stat(filepath.Join(e2e, "node_modules", "wpapi")); err != nil {
-		skip("e2e/node_modules is missing: run npm ci --prefix e2e (make test does)")
-	}
+	node, e2e, _ := e2eTools(t, "wpapi", false)
 	s := newSystem(t, systemOptions{})
 	s.startRelay(relay.Config{})
 	s.startOrigin()
