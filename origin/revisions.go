@@ -2,9 +2,7 @@ package origin
 
 import (
 	"context"
-	"net/url"
 	"strconv"
-	"strings"
 
 	"github.com/valyala/fasthttp"
 
@@ -188,29 +186,10 @@ func (s *Server) listRevisions(ctx *fasthttp.RequestCtx, rq *request) {
 	}
 	headers := [][2]string{{"X-WP-Total", strconv.Itoa(total)}, {"X-WP-TotalPages", strconv.Itoa(totalPages)}}
 	base := s.site(rq).RestURL(postType(rq).RevisionsPath(parent.ID))
-	if link := pageLink(ctx, rq.route, base, page, totalPages); link != "" {
+	if link := schema.PageLinks(base, rq.route, queryArg(ctx), page, totalPages); link != "" {
 		headers = append(headers, [2]string{"Link", link})
 	}
 	s.cmsAnswer(ctx, rq, 200, out, headers...)
-}
-
-// pageLink renders a collection's Link header, rel prev and next (WordPress's), on base with the
-// caller's declared arguments, escaped.
-func pageLink(ctx *fasthttp.RequestCtx, r *schema.Route, base string, page, totalPages int) string {
-	var q strings.Builder
-	for _, a := range r.Args {
-		if a.Name != "page" && ctx.QueryArgs().Has(a.Name) {
-			q.WriteString("&" + url.QueryEscape(a.Name) + "=" + url.QueryEscape(string(ctx.QueryArgs().Peek(a.Name))))
-		}
-	}
-	var parts []string
-	if page > 1 && totalPages > 0 {
-		parts = append(parts, "<"+base+q.String()+"&page="+strconv.Itoa(min(page-1, totalPages))+`>; rel="prev"`)
-	}
-	if page < totalPages {
-		parts = append(parts, "<"+base+q.String()+"&page="+strconv.Itoa(page+1)+`>; rel="next"`)
-	}
-	return strings.Join(parts, ", ")
 }
 
 // loadRevision reads the revision of the route's {id}: 404 rest_post_invalid_id when it is not one.

@@ -199,7 +199,7 @@ func (s *Server) listUsers(ctx *fasthttp.RequestCtx, rq *request) {
 		out = append(out, schema.RenderUser(all[i], args.Str("context"), s.site(rq)))
 	}
 	headers := [][2]string{{"X-WP-Total", strconv.Itoa(total)}, {"X-WP-TotalPages", strconv.Itoa(totalPages)}}
-	if link := collectionLinks(ctx, rq, page, totalPages); link != "" {
+	if link := schema.PageLinks(schema.Site{Base: rq.info.BaseURL}.RestURL(rq.route.Path), rq.route, queryArg(ctx), page, totalPages); link != "" {
 		headers = append(headers, [2]string{"Link", link})
 	}
 	s.cmsAnswer(ctx, rq, 200, out, headers...)
@@ -207,22 +207,9 @@ func (s *Server) listUsers(ctx *fasthttp.RequestCtx, rq *request) {
 
 // collectionLinks renders a collection's Link header (rel prev and next) with the caller's
 // declared arguments.
-func collectionLinks(ctx *fasthttp.RequestCtx, rq *request, page, totalPages int) string {
-	base := schema.Site{Base: rq.info.BaseURL}.RestURL(rq.route.Path)
-	var q string
-	for _, a := range rq.route.Args {
-		if v := ctx.QueryArgs().Peek(a.Name); a.Name != "page" && ctx.QueryArgs().Has(a.Name) {
-			q += "&" + a.Name + "=" + string(v)
-		}
-	}
-	var parts []string
-	if page > 1 && totalPages > 0 {
-		parts = append(parts, "<"+base+q+"&page="+strconv.Itoa(min(page-1, totalPages))+`>; rel="prev"`)
-	}
-	if page < totalPages {
-		parts = append(parts, "<"+base+q+"&page="+strconv.Itoa(page+1)+`>; rel="next"`)
-	}
-	return strings.Join(parts, ", ")
+// queryArg looks a request's query parameters up, for schema.PageLinks.
+func queryArg(ctx *fasthttp.RequestCtx) func(string) (string, bool) {
+	return func(n string) (string, bool) { return string(ctx.QueryArgs().Peek(n)), ctx.QueryArgs().Has(n) }
 }
 
 func (s *Server) getUser(ctx *fasthttp.RequestCtx, rq *request) {

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -146,3 +147,36 @@ func appendKeyCMS(dst []byte, name string, t ArgType, v ArgValue) []byte {
 
 // Route returns the route the arguments were parsed for.
 func (a *Args) Route() *Route { return a.route }
+
+// PageLinks renders a CMS collection's Link header as WordPress does: rel="prev" and rel="next"
+// URLs on base (the collection's rest URL) carrying the caller's arguments declared by r (values
+// query-escaped; a taxonomy filter's object keys too) and the other page number. query returns a
+// request's query parameter. It is "" on a single page.
+func PageLinks(base string, r *Route, query func(name string) (string, bool), page, totalPages int) string {
+	var q strings.Builder
+	for _, a := range r.Args {
+		if a.Name == "page" {
+			continue
+		}
+		names := []string{a.Name}
+		if a.Type == ArgTermFilter {
+			names = append(names, a.Name+"[terms]", a.Name+"[operator]", a.Name+"[include_children]")
+		}
+		for _, n := range names {
+			if v, ok := query(n); ok {
+				q.WriteString("&" + url.QueryEscape(n) + "=" + url.QueryEscape(v))
+			}
+		}
+	}
+	link := func(n int, rel string) string {
+		return "<" + base + q.String() + "&page=" + strconv.Itoa(n) + `>; rel="` + rel + `"`
+	}
+	var parts []string
+	if page > 1 && totalPages > 0 {
+		parts = append(parts, link(min(page-1, totalPages), "prev"))
+	}
+	if page < totalPages {
+		parts = append(parts, link(page+1, "next"))
+	}
+	return strings.Join(parts, ", ")
+}

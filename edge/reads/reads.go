@@ -13,7 +13,6 @@ package reads
 
 import (
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -272,39 +271,7 @@ func forbidden(v Viewer, code, msg string) error {
 	return &schema.Error{Code: schema.CodeForbidden, CMSCode: code, Message: msg, Status: status}
 }
 
-// pageLinks renders a collection's Link header: rel="prev" and rel="next" URLs carrying the
-// caller's declared arguments (values query-escaped; a taxonomy filter's object keys too) and
-// the other page number.
+// pageLinks renders a collection's Link header (schema.PageLinks) on the route's URL.
 func pageLinks(st schema.Site, req *Request, page, totalPages int) string {
-	var query []string
-	for _, a := range req.Route.Args {
-		if a.Name == "page" {
-			continue
-		}
-		names := []string{a.Name}
-		if a.Type == schema.ArgTermFilter {
-			names = append(names, a.Name+"[terms]", a.Name+"[operator]", a.Name+"[include_children]")
-		}
-		for _, n := range names {
-			if v, ok := req.Query(n); ok {
-				query = append(query, url.QueryEscape(n)+"="+url.QueryEscape(v))
-			}
-		}
-	}
-	base := st.RestURL(req.Route.Path)
-	link := func(n int, rel string) string {
-		u := base
-		for _, q := range query {
-			u += "&" + q
-		}
-		return "<" + u + "&page=" + strconv.Itoa(n) + ">; rel=\"" + rel + "\""
-	}
-	var parts []string
-	if page > 1 && totalPages > 0 {
-		parts = append(parts, link(min(page-1, totalPages), "prev"))
-	}
-	if page < totalPages {
-		parts = append(parts, link(page+1, "next"))
-	}
-	return strings.Join(parts, ", ")
+	return schema.PageLinks(st.RestURL(req.Route.Path), req.Route, req.Query, page, totalPages)
 }
