@@ -44,6 +44,13 @@ func TestWritesReachEdgesInOrder(t *testing.T) {
 	}
 	id := int64(created.json(t)["id"].(float64))
 	slug := created.json(t)["slug"].(string)
+	// Every edge has the product before the watchers start: a 404 they saw before the create
+	// arrived would read as a resurrection after the deletion.
+	for _, e := range edges {
+		if r := call(t, "GET", e.addr, host, "/api/products/"+slug, "", "Vitrine-Min-Version", fmt.Sprint(writeVersion(t, created))); r.status != 200 {
+			t.Fatalf("edge at the create's version: %d %s", r.status, r.body)
+		}
+	}
 
 	// Watchers read the product from each edge as fast as they can and record what they see.
 	var stop atomic.Bool
