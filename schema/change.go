@@ -81,6 +81,10 @@ type Change struct {
 	Deleted bool `json:"deleted,omitempty"`
 	// Data is the entity's JSON (a Product, a Post…); empty for tombstones and heads.
 	Data json.RawMessage `json:"data,omitempty"`
+	// Digest, on a head marker only, is the log's live state after the head's version, as the
+	// relay published it. Heads without one (a relay that has not adopted the log yet) are
+	// trusted as before.
+	Digest *LogDigest `json:"digest,omitempty"`
 }
 
 // Key is the change's subject suffix below its log: "<vis>.<kind>.<id>".
@@ -139,7 +143,13 @@ func (c *Change) Check() error {
 		if c.Deleted || len(c.Data) != 0 {
 			return fmt.Errorf("schema: head carries no data")
 		}
+		if d := c.Digest; d != nil && (d.PubCount < 0 || d.PrivCount < 0) {
+			return fmt.Errorf("schema: head digest with a negative count")
+		}
 		return nil
+	}
+	if c.Digest != nil {
+		return fmt.Errorf("schema: only a head carries a digest")
 	}
 	if c.Version == 0 || c.TxnFirst > c.Version || c.TxnLast < c.Version {
 		return fmt.Errorf("schema: version %d outside its transaction %d..%d", c.Version, c.TxnFirst, c.TxnLast)

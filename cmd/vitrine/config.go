@@ -179,12 +179,18 @@ func observe(set *metrics.Set, process string, rep *replica.Replica, fol *feed.F
 				metrics.WriteGaugeUint64(w, "vitrine_replica_version"+l, uint64(t.Version()))
 				metrics.WriteGaugeUint64(w, "vitrine_replica_lag_versions"+l, uint64(max(0, t.Seen()-t.Version())))
 				metrics.WriteGaugeUint64(w, "vitrine_replica_bytes"+l, uint64(t.Snapshot().Bytes))
+				metrics.WriteGaugeUint64(w, "vitrine_replica_held"+l, b2u(t.Held()))
 			}
 			ready := uint64(0)
 			if rep.Ready() {
 				ready = 1
 			}
 			metrics.WriteGaugeUint64(w, fmt.Sprintf(`vitrine_replica_ready{process=%q}`, process), ready)
+			rs := rep.Stats()
+			l := fmt.Sprintf(`{process=%q}`, process)
+			metrics.WriteCounterUint64(w, "vitrine_replica_held_heads_total"+l, rs.HeldHeads)
+			metrics.WriteCounterUint64(w, "vitrine_replica_digest_disagreements_total"+l, rs.Disagreements)
+			metrics.WriteCounterUint64(w, "vitrine_replica_resyncs_total"+l, rs.Resyncs)
 		}
 		if fol != nil {
 			st := fol.Stats()
@@ -193,6 +199,7 @@ func observe(set *metrics.Set, process string, rep *replica.Replica, fol *feed.F
 			metrics.WriteGaugeUint64(w, "vitrine_feed_pending"+l, st.Pending)
 			metrics.WriteCounterUint64(w, "vitrine_feed_bootstraps_total"+l, st.Resets)
 			metrics.WriteCounterUint64(w, "vitrine_feed_malformed_total"+l, st.Malformed)
+			metrics.WriteCounterUint64(w, "vitrine_feed_resyncs_total"+l, st.Resyncs)
 		}
 		if rel != nil {
 			st := rel.Stats()
@@ -200,6 +207,7 @@ func observe(set *metrics.Set, process string, rep *replica.Replica, fol *feed.F
 			metrics.WriteCounterUint64(w, "vitrine_relay_batches_total", st.Batches)
 			metrics.WriteCounterUint64(w, "vitrine_relay_fenced_total", st.Fenced)
 			metrics.WriteCounterUint64(w, "vitrine_relay_snapshots_total", st.Snapshots)
+			metrics.WriteCounterUint64(w, "vitrine_relay_repairs_total", st.Repairs)
 			metrics.WriteCounterUint64(w, "vitrine_relay_events_total", st.Events)
 			metrics.WriteGaugeFloat64(w, "vitrine_relay_publish_lag_seconds", st.Lag.Seconds())
 			metrics.WriteGaugeUint64(w, "vitrine_relay_lease_held", b2u(st.LeaseHeld))

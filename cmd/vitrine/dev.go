@@ -99,7 +99,7 @@ func runDev(ctx context.Context, args []string) error {
 		return err
 	}
 	g.Go("relay", func() error { return rel.Run(gctx) })
-	orep, ofol, err := followStream(g, gctx, nc, fc, fc.AllFilters(), replica.Config{PlatformDomain: *ef.platformDomain}, log.With("replica", "origin"))
+	orep, ofol, err := followStream(g, gctx, nc, fc, fc.AllFilters(), replica.Config{PlatformDomain: *ef.platformDomain, Private: true}, log.With("replica", "origin"))
 	if err != nil {
 		return err
 	}

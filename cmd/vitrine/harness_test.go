@@ -230,7 +230,7 @@ func (c *component) signal(sig syscall.Signal) {
 func (s *system) startOrigin() *component {
 	ctx, cancel := context.WithCancel(context.Background())
 	nc := s.connect()
-	rep, fol := s.follow(ctx, nc, s.fc.AllFilters(), replica.Config{PlatformDomain: "vitrine.test"})
+	rep, fol := s.follow(ctx, nc, s.fc.AllFilters(), replica.Config{PlatformDomain: "vitrine.test", Private: true})
 	cfg := s.originConfig
 	cfg.Secret, cfg.EdgeSecret, cfg.Logger, cfg.WriteWait = s.key, s.edgeSecret, s.log, 500*time.Millisecond
 	srv := origin.New(cfg, s.db, rep)
@@ -458,10 +458,47 @@ func (s *system) converged(c *component, vis []schema.Visibility, slugs ...strin
 		}
 		got := c.rep.TenantBySlug(slug).Snapshot().Digest(slug, vis...)
 		if got.Sum() != want.Sum() {
-			s.t.Fatalf("%s replica of %s differs from the database (%d vs %d states):\n%s", c.name, slug, got.Len(), want.Len(),
-				strings.Join(got.Diff(want, 20), "\n"))
+			s.t.Fatalf("%s replica of %s at version %d differs from the database at %d (%d vs %d states):\n%s\nfollower %+v; stream: %s", c.name, slug,
+				c.rep.TenantBySlug(slug).Version(), log.Version, got.Len(), want.Len(),
+				strings.Join(s.explainDiff(got.Diff(want, 20)), "\n"), c.fol.Stats(), s.streamState(slug))
 		}
 	}
+}
+
+// explainDiff adds to each line of a digest difference what the stream holds on the entity's
+// subject: missing from the stream means the relay lost it, present means the replica did.
+func (s *system) explainDiff(lines []string) []string {
+	nc := s.connect()
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx := context.Background()
+	st, err := js.Stream(ctx, s.fc.Stream)
+	if err != nil {
+		return append(lines, "stream: "+err.Error())
+	}
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		// "+ alpha/pub/product/129:hash"
+		key, _, _ := strings.Cut(strings.TrimLeft(l, "+- "), ":")
+		parts := strings.Split(key, "/")
+		if len(parts) != 4 {
+			out = append(out, l)
+			continue
+		}
+		subj := s.fc.Subject(0, parts[0], parts[1]+"."+parts[2]+"."+parts[3])
+		msg, err := st.GetLastMsgForSubject(ctx, subj)
+		if err != nil {
+			out = append(out, l+"  stream: "+err.Error())
+			continue
+		}
+		ch, err := schema.DecodeChange(msg.Data)
+		if err != nil {
+			out = append(out, l+"  stream: undecodable")
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s  stream: seq %d version %d (txn %d-%d) deleted %v", l, msg.Sequence, ch.Version, ch.TxnFirst, ch.TxnLast, ch.Deleted))
+	}
+	return out
 }
 
 // streamState describes a log's head in the stream, for failure messages.

@@ -137,7 +137,7 @@ func runOrigin(ctx context.Context, args []string) error {
 		return err
 	}
 	g, gctx := newGroup(ctx)
-	rep, fol, err := followStream(g, gctx, nc, fc, fc.AllFilters(), replica.Config{PlatformDomain: *platformDomain}, log)
+	rep, fol, err := followStream(g, gctx, nc, fc, fc.AllFilters(), replica.Config{PlatformDomain: *platformDomain, Private: true}, log)
 	if err != nil {
 		return err
 	}

@@ -20,7 +20,7 @@ func (b *builder) applyAuthor(c *schema.Change) error {
 	}
 	m := &b.merch
 	s, _ := m.authors.Get(id)
-	if _, applied := put(&s, c, v, &b.bytes); applied {
+	if _, applied := put(&s, c, v, b); applied {
 		m.authors = m.authors.Set(id, s)
 		b.dirty.posts = true
 	}

@@ -70,7 +70,7 @@ func (b *builder) applyMerch(c *schema.Change) (ok bool, err error) {
 			return true, err
 		}
 		s, _ := m.sales.Get(id)
-		if _, applied := put(&s, c, v, &b.bytes); applied {
+		if _, applied := put(&s, c, v, b); applied {
 			m.sales = m.sales.Set(id, s)
 			b.dirty.merch.sales = true
 		}
@@ -84,7 +84,7 @@ func (b *builder) applyMerch(c *schema.Change) (ok bool, err error) {
 			return true, err
 		}
 		s, _ := m.sections.Get(id)
-		if _, applied := put(&s, c, v, &b.bytes); applied {
+		if _, applied := put(&s, c, v, b); applied {
 			m.sections = m.sections.Set(id, s)
 			b.dirty.merch.sections = true
 		}
@@ -98,7 +98,7 @@ func (b *builder) applyMerch(c *schema.Change) (ok bool, err error) {
 			return true, err
 		}
 		s, _ := m.reviews.Get(id)
-		old, applied := put(&s, c, v, &b.bytes)
+		old, applied := put(&s, c, v, b)
 		if !applied {
 			return true, nil
 		}
@@ -123,7 +123,7 @@ func (b *builder) applyMerch(c *schema.Change) (ok bool, err error) {
 			return true, err
 		}
 		s, _ := m.stats.Get(id)
-		if _, applied := put(&s, c, v, &b.bytes); applied {
+		if _, applied := put(&s, c, v, b); applied {
 			m.stats = m.stats.Set(id, s)
 			markProduct(&b.dirty.merch.stats, id)
 		}

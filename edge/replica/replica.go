@@ -6,7 +6,9 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
+	"strconv"
 	"sync/atomic"
+	"time"
 
 	"vitrine/schema"
 )
@@ -19,7 +21,13 @@ type Config struct {
 	// PlatformDomain makes "<slug>.<PlatformDomain>" resolve to the tenant <slug> (e.g.
 	// "vitrine.localhost"). Empty disables subdomain resolution.
 	PlatformDomain string
-	Logger         *slog.Logger
+	// Private says that the replica follows the private subjects too (the origin's): heads'
+	// private digests are checked as well as the public ones.
+	Private bool
+	// ResyncEvery is the least time between two re-bootstraps the replica asks for when a tenant
+	// disagrees with its head's digest (default 30s).
+	ResyncEvery time.Duration
+	Logger      *slog.Logger
 }
 
 // Replica is the read model of the tenants of a set of shards. It implements feed.Sink; its read
@@ -31,6 +39,41 @@ type Replica struct {
 	gen      atomic.Pointer[generation] // the generation being served
 	building *generation                // a same-epoch re-bootstrap filling in the background
 	ready    atomic.Bool
+
+	resync     atomic.Pointer[string] // why a re-bootstrap is wanted; nil when none is
+	lastResync time.Time              // follower goroutine only
+	stats      stats
+}
+
+type stats struct {
+	heldHeads, disagreements, resyncs atomic.Uint64
+}
+
+// Stats are a replica's verification counters.
+type Stats struct {
+	// HeldHeads counts heads whose digest the replica's state did not match on arrival: their
+	// version was claimed later, once the missing states arrived (a state moved past its head
+	// in the compacted stream, such as a republished message).
+	HeldHeads uint64
+	// Disagreements counts checkpoints at which a tenant, with everything published delivered,
+	// still disagreed with its head's digest.
+	Disagreements uint64
+	// Resyncs counts the re-bootstraps the replica asked for because of a disagreement.
+	Resyncs uint64
+}
+
+// Stats returns the replica's verification counters. Safe for concurrent use.
+func (r *Replica) Stats() Stats {
+	return Stats{HeldHeads: r.stats.heldHeads.Load(), Disagreements: r.stats.disagreements.Load(), Resyncs: r.stats.resyncs.Load()}
+}
+
+// ResyncWanted returns why the replica wants its follower to bootstrap again, or "" (a feed.Sink
+// extension the Follower checks after each checkpoint). Reset clears it.
+func (r *Replica) ResyncWanted() string {
+	if why := r.resync.Load(); why != nil {
+		return *why
+	}
+	return ""
 }
 
 // generation is one bootstrap's state.
@@ -53,6 +96,9 @@ type registry struct {
 func New(cfg Config) *Replica {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.ResyncEvery == 0 {
+		cfg.ResyncEvery = 30 * time.Second
 	}
 	r := &Replica{cfg: cfg, log: cfg.Logger.With("component", "replica")}
 	r.gen.Store(newGeneration(""))
@@ -166,6 +212,7 @@ func (r *Replica) target() *generation {
 // bootstrap of another epoch replaces the current state at once: data of another database is
 // never served.
 func (r *Replica) Reset(epoch string) {
+	r.resync.Store(nil)
 	cur := r.gen.Load()
 	ng := newGeneration(epoch)
 	if r.building != nil {
@@ -195,7 +242,10 @@ func (r *Replica) Change(c *schema.Change) {
 		t.pending = append(t.pending, c)
 		return
 	}
-	r.applyLog(g, t, c.Version)
+	t.expect, t.expectAt = c.Digest, c.Version
+	if r.applyLog(g, t, c.Version) {
+		r.stats.heldHeads.Add(1)
+	}
 	t.ready.Store(true)
 	r.updateReady(g)
 }
@@ -205,8 +255,14 @@ func (r *Replica) Change(c *schema.Change) {
 func (r *Replica) Checkpoint() {
 	g := r.target()
 	for _, t := range g.tenants {
-		if t.ready.Load() && (len(t.pending) > 0 || t.seen.Load() > t.version.Load()) {
-			r.applyLog(g, t, t.seen.Load())
+		if !t.ready.Load() || (len(t.pending) == 0 && t.seen.Load() <= t.version.Load()) {
+			continue
+		}
+		// Everything published has been delivered: a tenant whose state is at its head's version
+		// and still disagrees with the head's digest does not hold what the stream says it
+		// applied.
+		if r.applyLog(g, t, t.seen.Load()) && t.seen.Load() == t.expectAt {
+			r.disagree(t)
 		}
 	}
 	g.checkpointed = true
@@ -220,14 +276,35 @@ func (r *Replica) Checkpoint() {
 	r.updateReady(g)
 }
 
-func (r *Replica) applyLog(g *generation, t *Tenant, top int64) {
+// applyLog applies a log's buffered changes at version top and claims what it can verify; it
+// reports whether the tenant's state disagrees with its latest head's digest.
+func (r *Replica) applyLog(g *generation, t *Tenant, top int64) (disagrees bool) {
 	if t.Slug == schema.PlatformLog {
 		r.applyRegistry(g, t, top)
-		return
+		return false
 	}
 	t.applyPending(top, func(c *schema.Change, err error) {
 		r.log.Error("skipping a change that does not apply", "log", c.Log, "key", c.Key(), "version", c.Version, "err", err)
 	})
+	return t.claim(r.cfg.Private)
+}
+
+// disagree records that a tenant, with everything published delivered, does not match its head's
+// digest, and asks for a re-bootstrap (at most one per ResyncEvery): the current state keeps
+// serving, at the last version it could verify, until the new bootstrap replaces it.
+func (r *Replica) disagree(t *Tenant) {
+	r.stats.disagreements.Add(1)
+	s := t.snap.Load()
+	r.log.Error("replica disagrees with its head's digest: the state does not hold what the stream says was applied",
+		"log", t.Slug, "version", t.expectAt, "claimed", t.version.Load(),
+		"pub_count", s.LogDigest.PubCount, "head_pub_count", t.expect.PubCount)
+	if !r.lastResync.IsZero() && time.Since(r.lastResync) < r.cfg.ResyncEvery {
+		return
+	}
+	r.lastResync = time.Now()
+	r.stats.resyncs.Add(1)
+	why := "log " + t.Slug + " disagrees with the digest of its head at version " + strconv.FormatInt(t.expectAt, 10)
+	r.resync.Store(&why)
 }
 
 // applyRegistry applies the platform log's buffered changes and rebuilds the host index.

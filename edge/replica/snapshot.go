@@ -91,6 +91,9 @@ type Snapshot struct {
 	Version int64
 	// Bytes approximates the memory of the entities (their encoded size).
 	Bytes int64
+	// LogDigest is the running schema.LogDigest of the live states this snapshot holds, kept by
+	// every slot write, compared with the digest the relay stamps on heads.
+	LogDigest schema.LogDigest
 
 	products   *immutable.Map[schema.ProductID, slot[schema.Product]]
 	slugs      *immutable.Map[string, schema.ProductID]         // public products by slug
@@ -222,6 +225,7 @@ func (d *dirty) post(id schema.PostID) {
 type builder struct {
 	version    int64
 	bytes      int64
+	digest     schema.LogDigest
 	products   pmap[schema.ProductID, slot[schema.Product]]
 	slugs      pmap[string, schema.ProductID]
 	order      psorted[orderKey, schema.ProductID]
@@ -237,7 +241,7 @@ type builder struct {
 }
 
 func newBuilder(s *Snapshot) *builder {
-	b := &builder{version: s.Version, bytes: s.Bytes, merch: s.merch}
+	b := &builder{version: s.Version, bytes: s.Bytes, digest: s.LogDigest, merch: s.merch}
 	if s.products.Len() == 0 && s.variants.Len() == 0 && s.posts.Len() == 0 && s.categories.Len() == 0 && s.currencies.Len() == 0 {
 		// A fresh log: fill in place, much cheaper than path copying each insert.
 		b.products.b = immutable.NewMapBuilder[schema.ProductID, slot[schema.Product]](intHasher[schema.ProductID]{})
@@ -263,7 +267,7 @@ func (b *builder) snapshot() *Snapshot {
 	b.finishMerch()
 	return &Snapshot{
 		merch:   b.merch,
-		Version: b.version, Bytes: b.bytes,
+		Version: b.version, Bytes: b.bytes, LogDigest: b.digest,
 		products: b.products.done(), slugs: b.slugs.done(), order: b.order.done(), featured: b.featured.done(),
 		variants: b.variants.done(), byProduct: b.byProduct.done(),
 		categories: b.categories.done(), currencies: b.currencies.done(),
@@ -275,24 +279,27 @@ func (b *builder) snapshot() *Snapshot {
 // the previous value of the slot and whether the change was applied. The caller stores the slot
 // back even when a tombstone emptied it: the kept versions stop an older change delivered again
 // (a duplicate, a redelivery) from bringing a deleted or unpublished entity back; a re-bootstrap
-// starts from fresh maps and forgets them.
-func put[T any](s *slot[T], c *schema.Change, v *T, bytes *int64) (old *T, applied bool) {
+// starts from fresh maps and forgets them. An applied change moves the builder's byte count and
+// its running digest (a live state in, the one it replaces out).
+func put[T any](s *slot[T], c *schema.Change, v *T, b *builder) (old *T, applied bool) {
 	size := int32(len(c.Data))
-	if c.Vis == schema.Pub {
-		if c.Version <= s.pubVer {
-			return nil, false
-		}
-		old = s.pub
-		*bytes += int64(size - s.pubSize)
-		s.pub, s.pubVer, s.pubSize = v, c.Version, size
-		return old, true
+	state, ver, sz := &s.pub, &s.pubVer, &s.pubSize
+	if c.Vis != schema.Pub {
+		state, ver, sz = &s.priv, &s.privVer, &s.privSize
 	}
-	if c.Version <= s.privVer {
+	if c.Version <= *ver {
 		return nil, false
 	}
-	old = s.priv
-	*bytes += int64(size - s.privSize)
-	s.priv, s.privVer, s.privSize = v, c.Version, size
+	old = *state
+	key := c.Key()
+	if old != nil {
+		b.digest.Remove(c.Vis, key, *ver)
+	}
+	if v != nil {
+		b.digest.Add(c.Vis, key, c.Version)
+	}
+	b.bytes += int64(size - *sz)
+	*state, *ver, *sz = v, c.Version, size
 	return old, true
 }
 
@@ -332,7 +339,7 @@ func (b *builder) apply(c *schema.Change) error {
 			return fmt.Errorf("replica: product %s carries id %d", c.ID, v.ID)
 		}
 		s, _ := b.products.Get(id)
-		old, ok := put(&s, c, v, &b.bytes)
+		old, ok := put(&s, c, v, b)
 		if !ok {
 			return nil
 		}
@@ -364,7 +371,7 @@ func (b *builder) apply(c *schema.Change) error {
 			return err
 		}
 		s, _ := b.variants.Get(id)
-		old, ok := put(&s, c, v, &b.bytes)
+		old, ok := put(&s, c, v, b)
 		if !ok {
 			return nil
 		}
@@ -387,7 +394,7 @@ func (b *builder) apply(c *schema.Change) error {
 			return err
 		}
 		s, _ := b.categories.Get(id)
-		if _, ok := put(&s, c, v, &b.bytes); ok {
+		if _, ok := put(&s, c, v, b); ok {
 			b.categories.Set(id, s)
 			b.dirty.taxonomy = true
 		}
@@ -397,7 +404,7 @@ func (b *builder) apply(c *schema.Change) error {
 			return err
 		}
 		s, _ := b.currencies.Get(c.ID)
-		if _, ok := put(&s, c, v, &b.bytes); ok {
+		if _, ok := put(&s, c, v, b); ok {
 			b.currencies.Set(c.ID, s)
 			b.dirty.currencies = true
 		}
@@ -411,7 +418,7 @@ func (b *builder) apply(c *schema.Change) error {
 			return err
 		}
 		s, _ := b.posts.Get(id)
-		old, ok := put(&s, c, v, &b.bytes)
+		old, ok := put(&s, c, v, b)
 		if !ok {
 			return nil
 		}

@@ -49,6 +49,15 @@ type Tenant struct {
 	// pending holds delivered changes waiting for a checkpoint. Follower goroutine only.
 	pending []*schema.Change
 	lastApp time.Time
+	// expect is the digest the latest head carried, for its version expectAt; nil when that head
+	// carried none (a relay that does not stamp digests: heads are trusted). Follower goroutine
+	// only.
+	expect   *schema.LogDigest
+	expectAt int64
+	// held is set while the replica's state is at the latest head's version but its digest
+	// disagrees with the head's: the claimed version stays behind until the missing states
+	// arrive (or a re-bootstrap replaces the tenant).
+	held atomic.Bool
 }
 
 type itemKey struct {
@@ -68,8 +77,13 @@ func (t *Tenant) Snapshot() *Snapshot { return t.snap.Load() }
 // Info returns the tenant's registry entry (nil for a log the registry does not name yet).
 func (t *Tenant) Info() *schema.Tenant { return t.info.Load() }
 
-// Version returns the version the tenant is at.
+// Version returns the version the tenant is at: every change up to it is applied or superseded,
+// and, when the relay stamps digests, the state was checked against the head's digest.
 func (t *Tenant) Version() int64 { return t.version.Load() }
+
+// Held reports whether the tenant holds changes past its claimed version that it could not
+// verify yet: its state disagreed with the latest head's digest.
+func (t *Tenant) Held() bool { return t.held.Load() }
 
 // Seen returns the highest version delivered for the tenant, applied or not.
 func (t *Tenant) Seen() int64 { return t.seen.Load() }
@@ -124,8 +138,8 @@ func (t *Tenant) WaitFor(v int64, timeout time.Duration) bool {
 }
 
 // applyPending applies every buffered change as one new snapshot at version at least top, then
-// bumps the counters of what changed and wakes waiters. errs receives changes that could not be
-// applied (malformed data); they are skipped.
+// bumps the counters of what changed. errs receives changes that could not be applied (malformed
+// data); they are skipped. The caller decides which version the tenant may claim (claim).
 func (t *Tenant) applyPending(top int64, errs func(c *schema.Change, err error)) {
 	old := t.snap.Load()
 	b := newBuilder(old)
@@ -183,7 +197,31 @@ func (t *Tenant) applyPending(top int64, errs func(c *schema.Change, err error))
 	for id := range d.merch.stats {
 		t.bumpItem(schema.KindStats, int64(id))
 	}
-	t.advance(s.Version)
+}
+
+// claim advances the tenant's version to its snapshot's when that is verified: always when the
+// latest head carried no digest; when it did, only if the snapshot is at exactly the head's
+// version and its running digest matches the head's (on the private states too when withPriv).
+// A snapshot past the head holds part of a later transaction whose head has not arrived: nothing
+// is claimed until it does. claim reports a disagreement: the snapshot is at the head's version
+// and its digest differs.
+func (t *Tenant) claim(withPriv bool) (disagrees bool) {
+	s := t.snap.Load()
+	if t.expect == nil {
+		t.held.Store(false)
+		t.advance(s.Version)
+		return false
+	}
+	if s.Version != t.expectAt {
+		return false
+	}
+	if s.LogDigest.Matches(*t.expect, withPriv) {
+		t.held.Store(false)
+		t.advance(s.Version)
+		return false
+	}
+	t.held.Store(true)
+	return true
 }
 
 func (t *Tenant) advance(v int64) {

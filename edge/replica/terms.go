@@ -30,7 +30,7 @@ func (b *builder) applyTerm(c *schema.Change) error {
 	}
 	m := &b.merch
 	s, _ := m.terms.Get(id)
-	if _, applied := put(&s, c, v, &b.bytes); applied {
+	if _, applied := put(&s, c, v, b); applied {
 		m.terms = m.terms.Set(id, s)
 		b.dirty.posts = true
 	}

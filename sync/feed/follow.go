@@ -29,6 +29,13 @@ type Sink interface {
 	Checkpoint()
 }
 
+// Resyncer is a Sink that can ask for a new bootstrap: after each checkpoint the Follower asks
+// it, and starts over (Sink.Reset with the same epoch) when the answer is not "". A replica
+// that finds its state disagreeing with what the stream says it applied uses it to heal.
+type Resyncer interface {
+	ResyncWanted() string
+}
+
 // Follower keeps a Sink current with the state stream: it bootstraps with the last message of
 // every subject of its filter, then follows new messages. It starts over (Sink.Reset) when the
 // stream's epoch changes, when the stream is deleted or recreated, or when the connection was
@@ -49,6 +56,7 @@ type Follower struct {
 	pending   atomic.Uint64 // messages the server still had for us at the last delivery
 	resets    atomic.Uint64 // bootstraps started
 	malformed atomic.Uint64 // messages skipped because they did not decode
+	resyncs   atomic.Uint64 // bootstraps the sink asked for
 }
 
 // NewFollower returns a Follower of the state stream for the subject filters.
@@ -66,11 +74,14 @@ func NewFollower(nc *nats.Conn, cfg Config, filters []string, sink Sink, log *sl
 // Stats are the Follower's counters.
 type Stats struct {
 	Delivered, Pending, Resets, Malformed uint64
+	// Resyncs counts the bootstraps started because the Sink asked for one (Resyncer).
+	Resyncs uint64
 }
 
 // Stats returns the Follower's counters. Safe for concurrent use.
 func (f *Follower) Stats() Stats {
-	return Stats{Delivered: f.delivered.Load(), Pending: f.pending.Load(), Resets: f.resets.Load(), Malformed: f.malformed.Load()}
+	return Stats{Delivered: f.delivered.Load(), Pending: f.pending.Load(), Resets: f.resets.Load(), Malformed: f.malformed.Load(),
+		Resyncs: f.resyncs.Load()}
 }
 
 var errRestart = errors.New("feed: restart the bootstrap")
@@ -173,6 +184,12 @@ func (f *Follower) follow(ctx context.Context, s jetstream.Stream, epoch string,
 			f.pending.Store(md.NumPending)
 			if md.NumPending == 0 {
 				f.sink.Checkpoint()
+				if rs, ok := f.sink.(Resyncer); ok {
+					if why := rs.ResyncWanted(); why != "" {
+						f.resyncs.Add(1)
+						return fmt.Errorf("%w: %s", errRestart, why)
+					}
+				}
 			}
 		}
 	}

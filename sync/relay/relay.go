@@ -32,6 +32,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,7 +51,10 @@ type Outbox interface {
 	Logs(ctx context.Context) ([]schema.LogRef, error)
 	PendingLogs(ctx context.Context) ([]schema.LogRef, error)
 	OutboxRows(ctx context.Context, logID string, after int64, limit int) ([]schema.OutboxRow, error)
-	DeleteOutbox(ctx context.Context, logID string, through int64, lease, holder string, token int64) (bool, error)
+	LogDigestState(ctx context.Context, logID string) (schema.DigestState, bool, error)
+	SlotVersions(ctx context.Context, logID string, keys []string) (map[string]int64, error)
+	SettleOutbox(ctx context.Context, logID string, from, through int64, changes []schema.SlotChange, d schema.LogDigest, lease, holder string, token int64) (bool, error)
+	ReplaceSlots(ctx context.Context, logID string, states map[string]int64, d schema.LogDigest, version int64, lease, holder string, token int64) (bool, error)
 	AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (int64, error)
 	TakeLease(ctx context.Context, name, holder string, ttl time.Duration) (int64, error)
 	RenewLease(ctx context.Context, name, holder string, token int64, ttl time.Duration) (bool, error)
@@ -126,17 +131,22 @@ type Relay struct {
 	stats counters
 }
 
+// head is what the relay knows of a log in the stream: its head marker and, once the log is
+// adopted, the digest of the live states the stream holds at the head's version (its record in
+// the database is settled at that version too).
 type head struct {
 	seq     uint64 // stream sequence of the log's head marker; 0 when the stream has none
 	version int64
+	adopted bool
+	digest  schema.LogDigest
 }
 
 type counters struct {
-	published, batches, fenced, snapshots, events atomic.Uint64
-	lagNanos                                      atomic.Int64
-	leaseHeld, epochMismatch                      atomic.Bool
-	mu                                            sync.Mutex
-	lastErr                                       string
+	published, batches, fenced, snapshots, events, repairs atomic.Uint64
+	lagNanos                                               atomic.Int64
+	leaseHeld, epochMismatch                               atomic.Bool
+	mu                                                     sync.Mutex
+	lastErr                                                string
 }
 
 // Stats are a relay's counters for metrics.
@@ -151,6 +161,10 @@ type Stats struct {
 	Snapshots uint64
 	// Events counts domain events written to the event stream.
 	Events uint64
+	// Repairs counts logs republished from a snapshot because the stream no longer held what the
+	// relay had recorded publishing (a lost tail, a gap in the outbox, a head published by
+	// something else).
+	Repairs uint64
 	// Lag is the time from the commit of the oldest row of the last batch to its publication.
 	Lag time.Duration
 	// LeaseHeld reports whether this relay holds the lease.
@@ -181,7 +195,7 @@ func (r *Relay) Wake() {
 func (r *Relay) Stats() Stats {
 	return Stats{
 		Published: r.stats.published.Load(), Batches: r.stats.batches.Load(), Fenced: r.stats.fenced.Load(),
-		Snapshots: r.stats.snapshots.Load(), Events: r.stats.events.Load(), Lag: time.Duration(r.stats.lagNanos.Load()),
+		Snapshots: r.stats.snapshots.Load(), Events: r.stats.events.Load(), Repairs: r.stats.repairs.Load(), Lag: time.Duration(r.stats.lagNanos.Load()),
 		LeaseHeld: r.stats.leaseHeld.Load(), EpochMismatch: r.stats.epochMismatch.Load(),
 	}
 }
@@ -379,7 +393,12 @@ func (r *Relay) publishLogs(ctx context.Context) error {
 	return firstErr
 }
 
-// loadHead returns the log's published head, from the stream when not cached.
+// loadHead returns the log's published head, from the stream when not cached, and adopts the log
+// when the relay's record in the database agrees with the stream: the record settled at the
+// head's version, or behind it by rows still in the outbox (the relay stopped between a publish
+// and its settling), which are settled now. A record ahead of the stream means the stream lost
+// what it acknowledged; a record behind it without the rows means something else published the
+// log. Either way the log stays unadopted, and publishLog republishes it from a snapshot.
 func (r *Relay) loadHead(ctx context.Context, l schema.LogRef) (head, error) {
 	if h, ok := r.heads[l.Name]; ok {
 		return h, nil
@@ -389,24 +408,92 @@ func (r *Relay) loadHead(ctx context.Context, l schema.LogRef) (head, error) {
 	if err != nil {
 		return head{}, err
 	}
+	var h head
+	var stamped *schema.LogDigest
 	msg, err := s.GetLastMsgForSubject(ctx, subj)
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return head{}, nil
+	switch {
+	case errors.Is(err, jetstream.ErrMsgNotFound):
+	case err != nil:
+		return head{}, err
+	default:
+		c, err := schema.DecodeChange(msg.Data)
+		if err != nil || !c.IsHead() {
+			return head{}, fmt.Errorf("relay: unreadable head on %s: %v", subj, err)
+		}
+		h.seq, h.version, stamped = msg.Sequence, c.Version, c.Digest
 	}
+	rec, ok, err := r.db.LogDigestState(ctx, l.ID)
 	if err != nil {
 		return head{}, err
 	}
-	c, err := schema.DecodeChange(msg.Data)
-	if err != nil || !c.IsHead() {
-		return head{}, fmt.Errorf("relay: unreadable head on %s: %v", subj, err)
+	switch {
+	case !ok:
+		// Never adopted: a new log (publishLog adopts it from its first row) or one published
+		// before the relay kept digests.
+	case rec.Version == h.version:
+		h.adopted, h.digest = true, rec.Digest
+	case rec.Version > h.version:
+		r.stats.repairs.Add(1)
+		r.log.Warn("the stream lost what it acknowledged: republishing the log", "log", l.Name,
+			"stream_head", h.version, "recorded", rec.Version)
+	default:
+		// Rows the stream holds may linger after a stop between publish and settling.
+		rows, err := r.db.OutboxRows(ctx, l.ID, rec.Version, int(h.version-rec.Version)+1)
+		if err != nil {
+			return head{}, err
+		}
+		if len(rows) == 0 || rows[0].Version != rec.Version+1 || !contiguous(rows) || rows[len(rows)-1].Version < h.version {
+			r.stats.repairs.Add(1)
+			r.log.Warn("the stream holds a head the relay did not record: republishing the log", "log", l.Name,
+				"stream_head", h.version, "recorded", rec.Version)
+			break
+		}
+		rows = rows[:h.version-rec.Version]
+		d, changes, err := r.advance(ctx, l, rec.Digest, rows)
+		if err != nil {
+			return head{}, err
+		}
+		if stamped != nil && *stamped != d {
+			r.stats.repairs.Add(1)
+			r.log.Warn("the stream's head digest differs from the settled rows: republishing the log", "log", l.Name)
+			break
+		}
+		settled, err := r.db.SettleOutbox(ctx, l.ID, rec.Version, h.version, changes, d, r.cfg.LeaseName, r.cfg.Holder, r.token)
+		if err != nil {
+			return head{}, err
+		}
+		if !settled {
+			return head{}, errLeaseLost
+		}
+		h.adopted, h.digest = true, d
 	}
-	h := head{seq: msg.Sequence, version: c.Version}
 	r.heads[l.Name] = h
-	// Rows the stream already holds may linger after a crash between publish and delete.
-	if _, err := r.db.DeleteOutbox(ctx, l.ID, h.version, r.cfg.LeaseName, r.cfg.Holder, r.token); err != nil {
-		return head{}, err
-	}
 	return h, nil
+}
+
+// contiguous reports whether rows take consecutive versions.
+func contiguous(rows []schema.OutboxRow) bool {
+	for i := 1; i < len(rows); i++ {
+		if rows[i].Version != rows[i-1].Version+1 {
+			return false
+		}
+	}
+	return true
+}
+
+// advance returns the log's digest after rows, from d (the digest at the version before the
+// first row), and the slot changes to settle.
+func (r *Relay) advance(ctx context.Context, l schema.LogRef, d schema.LogDigest, rows []schema.OutboxRow) (schema.LogDigest, []schema.SlotChange, error) {
+	keys := make([]string, 0, len(rows))
+	for _, row := range rows {
+		keys = append(keys, row.Key)
+	}
+	prev, err := r.db.SlotVersions(ctx, l.ID, keys)
+	if err != nil {
+		return d, nil, err
+	}
+	d, changes := schema.AdvanceDigest(d, prev, rows)
+	return d, changes, nil
 }
 
 // maxBatchesPerRound keeps one busy log from starving the others within a round.
@@ -417,16 +504,17 @@ func (r *Relay) publishLog(ctx context.Context, l schema.LogRef) error {
 	if err != nil {
 		return err
 	}
-	if h.seq == 0 {
-		// The stream has nothing of this log. Publish from the outbox only if it holds the log's
-		// whole history; otherwise start from a snapshot of the database.
+	if !h.adopted {
+		// A log the stream has nothing of is adopted from its first row when the outbox holds its
+		// whole history; any other unadopted log is published from a snapshot of the database.
 		rows, err := r.db.OutboxRows(ctx, l.ID, 0, 1)
 		if err != nil {
 			return err
 		}
-		if len(rows) == 0 || rows[0].TxnFirst != 1 {
+		if h.seq != 0 || len(rows) == 0 || rows[0].TxnFirst != 1 {
 			return r.publishSnapshot(ctx, l)
 		}
+		h.adopted = true
 	}
 	for i := 0; i < maxBatchesPerRound; i++ {
 		rows, err := r.db.OutboxRows(ctx, l.ID, h.version, feed.MaxBatch-1)
@@ -446,6 +534,19 @@ func (r *Relay) publishLog(ctx context.Context, l schema.LogRef) error {
 		if len(rows) == 0 {
 			return nil
 		}
+		if rows[0].Version != h.version+1 || !contiguous(rows) {
+			// Versions the stream never got are gone from the outbox: only a snapshot can bring
+			// the stream back to the database.
+			r.log.Warn("the outbox does not continue the stream's head: republishing the log", "log", l.Name,
+				"head", h.version, "first_row", rows[0].Version)
+			r.stats.repairs.Add(1)
+			delete(r.heads, l.Name)
+			return r.publishSnapshot(ctx, l)
+		}
+		d, changes, err := r.advance(ctx, l, h.digest, rows)
+		if err != nil {
+			return err
+		}
 		msgs := make([]feed.Message, 0, len(rows)+1)
 		for _, row := range rows {
 			m := feed.Message{Subject: r.cfg.Feed.Subject(l.Shard, l.Name, row.Key), Body: row.Body,
@@ -456,15 +557,25 @@ func (r *Relay) publishLog(ctx context.Context, l schema.LogRef) error {
 			msgs = append(msgs, m)
 		}
 		top := rows[len(rows)-1].Version
-		msgs = append(msgs, r.headMessage(l, top))
-		if h, err = r.publish(ctx, l, msgs, h, top); err != nil {
+		msgs = append(msgs, r.headMessage(l, top, &d))
+		seq, err := r.publish(ctx, l, msgs, h)
+		if err != nil {
 			return err
 		}
 		r.stats.published.Add(uint64(len(rows)))
 		r.stats.lagNanos.Store(int64(time.Since(rows[0].CreatedAt)))
-		if _, err := r.db.DeleteOutbox(ctx, l.ID, top, r.cfg.LeaseName, r.cfg.Holder, r.token); err != nil {
+		settled, err := r.db.SettleOutbox(ctx, l.ID, h.version, top, changes, d, r.cfg.LeaseName, r.cfg.Holder, r.token)
+		if err != nil || !settled {
+			// The stream has the batch; the record does not. loadHead settles it from the
+			// outbox on the next round.
+			delete(r.heads, l.Name)
+			if err == nil {
+				err = errLeaseLost
+			}
 			return err
 		}
+		h = head{seq: seq, version: top, adopted: true, digest: d}
+		r.heads[l.Name] = h
 		if len(rows) < feed.MaxBatch-2 {
 			return nil
 		}
@@ -473,46 +584,62 @@ func (r *Relay) publishLog(ctx context.Context, l schema.LogRef) error {
 	return nil
 }
 
-func (r *Relay) headMessage(l schema.LogRef, version int64) feed.Message {
+func (r *Relay) headMessage(l schema.LogRef, version int64, d *schema.LogDigest) feed.Message {
 	c := schema.Change{Schema: schema.ChangeSchemaVersion, Log: l.Name, Kind: schema.KindHead, ID: schema.HeadID,
-		Vis: schema.Pub, Version: version}
+		Vis: schema.Pub, Version: version, Digest: d}
 	return feed.Message{Subject: r.cfg.Feed.HeadSubject(l.Shard, l.Name), Body: c.Encode(),
 		MsgID: r.epoch + ":" + l.Name + ":head:" + fmt.Sprint(version)}
 }
 
-// publish commits one batch fenced on the log's head and returns the new head.
-func (r *Relay) publish(ctx context.Context, l schema.LogRef, msgs []feed.Message, h head, top int64) (head, error) {
+// snapshotID is the Nats-Msg-Id of a snapshot's message: a snapshot republishes states (and a
+// head) at versions the stream may already hold, so its ids name the head sequence it is fenced
+// on, unique to this snapshot, or the dedup window would refuse its atomic batch.
+func (r *Relay) snapshotID(l schema.LogRef, fence uint64, what string) string {
+	return r.epoch + ":" + l.Name + ":snap@" + strconv.FormatUint(fence, 10) + ":" + what
+}
+
+// publish commits one batch fenced on the log's head h and returns the stream sequence of its
+// last message (the new head).
+func (r *Relay) publish(ctx context.Context, l schema.LogRef, msgs []feed.Message, h head) (uint64, error) {
 	if !r.holds() {
 		r.dropLease("lease expired before publishing")
-		return h, errLeaseLost
+		return 0, errLeaseLost
 	}
 	seq, err := feed.PublishBatch(ctx, r.nc, r.js, r.epoch, msgs, r.cfg.Feed.HeadSubject(l.Shard, l.Name), h.seq)
 	if errors.Is(err, feed.ErrFenced) {
 		// Someone else wrote this log: forget what we believed and re-read the stream next time.
 		r.stats.fenced.Add(1)
 		delete(r.heads, l.Name)
-		return h, err
+		return 0, err
 	}
 	if err != nil {
-		return h, err
+		return 0, err
 	}
 	r.stats.batches.Add(1)
-	h = head{seq: seq, version: top}
-	r.heads[l.Name] = h
-	return h, nil
+	return seq, nil
 }
 
-// publishSnapshot publishes a log's current state from the database, in batches, the head last.
+// publishSnapshot publishes a log's current state from the database, in batches, the head last
+// with the digest of what it published, and records that state as what the stream holds. Subjects
+// of the log the stream holds and the snapshot does not name (a deletion the stream lost) get a
+// tombstone at the snapshot's version, so that replicas drop them too.
 func (r *Relay) publishSnapshot(ctx context.Context, l schema.LogRef) error {
 	h, err := r.loadHead(ctx, l)
 	if err != nil {
 		return err
 	}
+	stale, err := r.streamSubjects(ctx, l)
+	if err != nil {
+		return err
+	}
 	fence := h.seq
 	var batch []feed.Message
-	flush := func(withHead bool, top int64) error {
+	first := fence
+	flush := func(withHead bool, top int64, d *schema.LogDigest) error {
 		if withHead {
-			batch = append(batch, r.headMessage(l, top))
+			m := r.headMessage(l, top, d)
+			m.MsgID = r.snapshotID(l, first, "head:"+fmt.Sprint(top))
+			batch = append(batch, m)
 		}
 		if len(batch) == 0 {
 			return nil
@@ -531,29 +658,103 @@ func (r *Relay) publishSnapshot(ctx context.Context, l schema.LogRef) error {
 		r.stats.batches.Add(1)
 		r.stats.published.Add(uint64(len(batch)))
 		if withHead {
-			r.heads[l.Name] = head{seq: seq, version: top}
+			fence = seq
 		}
 		batch = batch[:0]
 		return nil
 	}
+	var d schema.LogDigest
+	states := map[string]int64{}
 	version, err := r.db.Snapshot(ctx, l, func(c schema.Change) error {
-		batch = append(batch, feed.Message{Subject: r.cfg.Feed.Subject(l.Shard, l.Name, c.Key()), Body: c.Encode(),
-			MsgID: r.epoch + ":" + l.Name + ":snap:" + c.Key() + ":" + fmt.Sprint(c.Version)})
+		key := c.Key()
+		subj := r.cfg.Feed.Subject(l.Shard, l.Name, key)
+		delete(stale, subj)
+		d.Add(c.Vis, key, c.Version)
+		states[key] = c.Version
+		batch = append(batch, feed.Message{Subject: subj, Body: c.Encode(),
+			MsgID: r.snapshotID(l, first, key+":"+fmt.Sprint(c.Version))})
 		if len(batch) == feed.MaxBatch-1 {
-			return flush(false, 0)
+			return flush(false, 0, nil)
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	if err := flush(true, version); err != nil {
+	if version > 0 {
+		for subj, key := range stale {
+			c := schema.Change{Schema: schema.ChangeSchemaVersion, Log: l.Name, Vis: key.vis, Kind: key.kind, ID: key.id,
+				Version: version, TxnFirst: version, TxnLast: version, Deleted: true}
+			batch = append(batch, feed.Message{Subject: subj, Body: c.Encode(), TTL: r.cfg.Feed.TombstoneTTL,
+				MsgID: r.snapshotID(l, first, "tomb:"+c.Key()+":"+fmt.Sprint(version))})
+			if len(batch) == feed.MaxBatch-1 {
+				if err := flush(false, 0, nil); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if err := flush(true, version, &d); err != nil {
 		return err
 	}
+	ok, err := r.db.ReplaceSlots(ctx, l.ID, states, d, version, r.cfg.LeaseName, r.cfg.Holder, r.token)
+	if err != nil || !ok {
+		delete(r.heads, l.Name)
+		if err == nil {
+			err = errLeaseLost
+		}
+		return err
+	}
+	r.heads[l.Name] = head{seq: fence, version: version, adopted: true, digest: d}
 	r.stats.snapshots.Add(1)
-	r.log.Info("published log snapshot", "log", l.Name, "version", version)
-	_, err = r.db.DeleteOutbox(ctx, l.ID, version, r.cfg.LeaseName, r.cfg.Holder, r.token)
-	return err
+	r.log.Info("published log snapshot", "log", l.Name, "version", version, "tombstoned", len(stale))
+	return nil
+}
+
+// subjectKey is a change key parsed from a stream subject.
+type subjectKey struct {
+	vis  schema.Visibility
+	kind schema.Kind
+	id   string
+}
+
+// streamSubjects returns the entity subjects the stream holds for a log (its head excluded).
+func (r *Relay) streamSubjects(ctx context.Context, l schema.LogRef) (map[string]subjectKey, error) {
+	out := map[string]subjectKey{}
+	st, err := r.js.Stream(ctx, r.cfg.Feed.Stream)
+	if err != nil {
+		return nil, err
+	}
+	// Tenant logs: <prefix>.<shard>.<log>.<vis>.<kind>.<id>; the registry drops the visibility:
+	// <prefix>._platform.<kind>.<id>.
+	platform := l.Name == schema.PlatformLog
+	filter := r.cfg.Feed.Prefix + "." + strconv.Itoa(l.Shard) + "." + l.Name + ".>"
+	if platform {
+		filter = r.cfg.Feed.Prefix + "." + schema.PlatformLog + ".>"
+	}
+	info, err := st.Info(ctx, jetstream.WithSubjectFilter(filter))
+	if err != nil {
+		return nil, err
+	}
+	headSubj := r.cfg.Feed.HeadSubject(l.Shard, l.Name)
+	for subj := range info.State.Subjects {
+		if subj == headSubj {
+			continue
+		}
+		toks := strings.Split(subj, ".")
+		if len(toks) < 4 {
+			continue
+		}
+		k := subjectKey{vis: schema.Pub, kind: schema.Kind(toks[len(toks)-2]), id: toks[len(toks)-1]}
+		if !platform {
+			k.vis = schema.Visibility(toks[len(toks)-3])
+		}
+		if k.vis != schema.Pub && k.vis != schema.Priv {
+			continue
+		}
+		out[subj] = k
+	}
+	return out, nil
 }
 
 // publishEvents moves the event outbox to the event stream.

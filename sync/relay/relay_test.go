@@ -3,12 +3,16 @@ package relay_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -32,10 +36,13 @@ func quietLogger() *slog.Logger {
 // stream.
 type rig struct {
 	db     *store.DB
+	dsn    string
 	ns     *natstest.Server
 	relay  *relay.Relay
 	rep    *replica.Replica
 	cancel context.CancelFunc
+	// stopRelay stops the running relay (and waits for it).
+	stopRelay func()
 }
 
 func newRig(t *testing.T, cfg relay.Config) *rig {
@@ -47,7 +54,7 @@ func newRig(t *testing.T, cfg relay.Config) *rig {
 	nc := r.ns.Connect(t)
 	r.relay = nil
 	var err error
-	r.db, _ = storetest.Open(t, store.Config{OnCommit: func([]store.LogCommit) {
+	r.db, r.dsn = storetest.Open(t, store.Config{OnCommit: func([]store.LogCommit) {
 		if r.relay != nil {
 			r.relay.Wake()
 		}
@@ -58,8 +65,10 @@ func newRig(t *testing.T, cfg relay.Config) *rig {
 		t.Fatal(err)
 	}
 	done := make(chan struct{})
-	go func() { r.relay.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	rctx, rcancel := context.WithCancel(ctx)
+	go func() { r.relay.Run(rctx); close(done) }()
+	r.stopRelay = func() { rcancel(); <-done }
+	t.Cleanup(r.stopRelay)
 
 	r.rep = replica.New(replica.Config{Logger: quietLogger()})
 	f, err := feed.NewFollower(r.ns.Connect(t), cfg.Feed, cfg.Feed.WithDefaults().AllFilters(), r.rep, quietLogger())
@@ -193,4 +202,346 @@ func TestHeadWithForeignSequenceHeader(t *testing.T) {
 	}
 	v = write("b")
 	waitFor(t, "the write after the foreign head", func() bool { return r.rep.TenantBySlug("shop").Version() >= v })
+}
+
+// recorder is a feed.Sink in front of a replica that checks, after every change and checkpoint, that
+// the replica claims no version whose state it does not hold: whenever the tenant's claimed
+// version reached want, every key of must is present.
+type recorder struct {
+	*replica.Replica
+	log      string
+	want     int64
+	must     func(*replica.Snapshot) bool
+	claimed  atomic.Bool // the replica claimed want at some point
+	violated atomic.Bool // ...while must did not hold
+	heldSeen atomic.Bool // a head found the state incomplete
+}
+
+func (r *recorder) Change(c *schema.Change) {
+	r.Replica.Change(c)
+	r.check()
+}
+
+func (r *recorder) Checkpoint() {
+	r.Replica.Checkpoint()
+	r.check()
+}
+
+func (r *recorder) check() {
+	t := r.Replica.TenantBySlug(r.log)
+	if t == nil {
+		return
+	}
+	if t.Held() {
+		r.heldSeen.Store(true)
+	}
+	if t.Version() >= r.want {
+		r.claimed.Store(true)
+		if !r.must(t.Snapshot()) {
+			r.violated.Store(true)
+		}
+	}
+}
+
+// republish publishes the latest message of a subject again, as it is stored, so that it lands
+// after its log's head: the compacted stream then drops the original.
+func republish(t *testing.T, ctx context.Context, js jetstream.JetStream, subject string) {
+	t.Helper()
+	st, err := js.Stream(ctx, feed.Config{}.WithDefaults().Stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := st.GetLastMsgForSubject(ctx, subject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dup := nats.NewMsg(subject)
+	dup.Data = msg.Data
+	dup.Header.Set(feed.HeaderEpoch, msg.Header.Get(feed.HeaderEpoch))
+	dup.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(msg.Sequence, 10))
+	if _, err := js.PublishMsg(ctx, dup); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The interleaving behind the chaos test's failure, made deterministic: an entity's only message
+// is republished after its log's head, so a replica bootstrapping from the stream meets the
+// head before the entity. The replica must not claim the head's version until the entity
+// arrives; then it must.
+func TestHeadBeforeMovedEntityIsNotClaimed(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, relay.Config{})
+	tn := storetest.Tenant(t, r.db, "shop")
+	var last int64
+	for _, slug := range []string{"lamp", "desk", "chair"} {
+		c, err := r.db.WriteTx(ctx, func(tx *store.Tx) error {
+			return tx.CreateProduct(ctx, tn, &schema.Product{Slug: slug, Title: slug, Status: schema.ProductActive, Prices: schema.Prices{"USD": 100}})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = c[0].Version
+	}
+	waitFor(t, "replication", func() bool { tt := r.rep.TenantBySlug("shop"); return tt != nil && tt.Version() >= last })
+	nc := r.ns.Connect(t)
+	js, _ := jetstream.New(nc)
+	cfg := feed.Config{}.WithDefaults()
+	// The first product's only message moves behind the head.
+	lamp := r.rep.TenantBySlug("shop").Snapshot().ProductBySlug("lamp")
+	if lamp == nil {
+		t.Fatal("lamp not replicated")
+	}
+	republish(t, ctx, js, cfg.Subject(0, "shop", "pub.product."+schema.IDString(lamp.ID)))
+
+	rec := &recorder{Replica: replica.New(replica.Config{Logger: quietLogger()}), log: "shop", want: last,
+		must: func(s *replica.Snapshot) bool { return s.ProductBySlug("lamp") != nil }}
+	f, err := feed.NewFollower(r.ns.Connect(t), cfg, cfg.PublicFilters(nil), rec, quietLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go f.Run(fctx)
+	deadline := time.Now().Add(15 * time.Second)
+	for !rec.claimed.Load() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the new replica never claimed version %d: %s", last, rec)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if rec.violated.Load() {
+		t.Fatal("the replica claimed the head's version without the entity moved behind the head")
+	}
+	if !rec.heldSeen.Load() || rec.Stats().HeldHeads == 0 {
+		t.Fatal("the head was not held: the interleaving did not happen")
+	}
+	if st := rec.Stats(); st.Disagreements != 0 {
+		t.Fatalf("%d disagreements: the moved entity arrived, nothing disagreed", st.Disagreements)
+	}
+}
+
+// A replica whose state disagrees with its head's digest once everything is delivered reports it
+// and asks its follower for a new bootstrap, which heals it.
+func TestDisagreementRebootstraps(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, relay.Config{})
+	tn := storetest.Tenant(t, r.db, "shop")
+	c, err := r.db.WriteTx(ctx, func(tx *store.Tx) error {
+		return tx.CreateProduct(ctx, tn, &schema.Product{Slug: "lamp", Title: "Lamp", Status: schema.ProductActive, Prices: schema.Prices{"USD": 100}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := feed.Config{}.WithDefaults()
+	// A replica that loses the product on its way in, once: its state then disagrees with the
+	// head it claims, until a re-bootstrap delivers the product again.
+	lossy := &lossySink{Replica: replica.New(replica.Config{Logger: quietLogger(), ResyncEvery: time.Millisecond}), drop: "pub.product."}
+	f, err := feed.NewFollower(r.ns.Connect(t), cfg, cfg.PublicFilters(nil), lossy, quietLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go f.Run(fctx)
+	waitFor(t, "the healed replica to claim the write", func() bool {
+		tt := lossy.TenantBySlug("shop")
+		return tt != nil && tt.Version() >= c[0].Version
+	})
+	if lossy.TenantBySlug("shop").Snapshot().ProductBySlug("lamp") == nil {
+		t.Fatal("claimed the version without the product")
+	}
+	st := lossy.Stats()
+	if st.Disagreements == 0 || st.Resyncs == 0 || f.Stats().Resyncs == 0 {
+		t.Fatalf("stats %+v, follower %+v: the loss went unnoticed", st, f.Stats())
+	}
+}
+
+// lossySink drops the first change whose key starts with drop.
+type lossySink struct {
+	*replica.Replica
+	drop    string
+	dropped bool
+}
+
+func (l *lossySink) Change(c *schema.Change) {
+	if !l.dropped && strings.HasPrefix(c.Key(), l.drop) {
+		l.dropped = true
+		return
+	}
+	l.Replica.Change(c)
+}
+
+// The stream loses what it acknowledged (here: the tenant's subjects purged, as a lost tail would
+// leave it): the relay's record is ahead of the stream, so it republishes the log from a
+// snapshot, and a new replica converges to the database.
+func TestRelayRepairsALostTail(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, relay.Config{HeadScan: 50 * time.Millisecond})
+	tn := storetest.Tenant(t, r.db, "shop")
+	write := func(slug string, status schema.ProductStatus) int64 {
+		c, err := r.db.WriteTx(ctx, func(tx *store.Tx) error {
+			return tx.CreateProduct(ctx, tn, &schema.Product{Slug: slug, Title: slug, Status: status, Prices: schema.Prices{"USD": 100}})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c[0].Version
+	}
+	write("lamp", schema.ProductActive)
+	write("draft", schema.ProductDraft)
+	v := write("desk", schema.ProductActive)
+	waitFor(t, "replication", func() bool { tt := r.rep.TenantBySlug("shop"); return tt != nil && tt.Version() >= v })
+	nc := r.ns.Connect(t)
+	js, _ := jetstream.New(nc)
+	cfg := feed.Config{}.WithDefaults()
+	st, _ := js.Stream(ctx, cfg.Stream)
+	if err := st.Purge(ctx, jetstream.WithPurgeSubject(cfg.Subject(0, "shop", ">"))); err != nil {
+		t.Fatal(err)
+	}
+	// The relay notices at its next look at the log: a write, or its restart.
+	v = write("chair", schema.ProductActive)
+	waitFor(t, "the repair", func() bool { return r.relay.Stats().Repairs > 0 })
+	fresh := replica.New(replica.Config{Logger: quietLogger(), Private: true})
+	f, err := feed.NewFollower(r.ns.Connect(t), cfg, cfg.AllFilters(), fresh, quietLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go f.Run(fctx)
+	waitFor(t, "a new replica to claim the last write", func() bool {
+		tt := fresh.TenantBySlug("shop")
+		return tt != nil && tt.Version() >= v
+	})
+	log, _ := r.db.LogBySlug(ctx, "shop")
+	want, _ := r.db.Digest(ctx, log, schema.Pub, schema.Priv)
+	got := fresh.TenantBySlug("shop").Snapshot().Digest("shop", schema.Pub, schema.Priv)
+	if got.Sum() != want.Sum() {
+		t.Fatalf("the repaired stream differs from the database:\n%v", got.Diff(want, 10))
+	}
+	rec, ok, err := r.db.LogDigestState(ctx, log.ID)
+	if err != nil || !ok {
+		t.Fatalf("no digest record: %v", err)
+	}
+	if rec.Digest != fresh.TenantBySlug("shop").Snapshot().LogDigest {
+		t.Fatalf("the relay's record %+v differs from what a replica of the stream holds %+v", rec.Digest, fresh.TenantBySlug("shop").Snapshot().LogDigest)
+	}
+}
+
+// The relay's record of a log equals what a replica of the whole stream holds, across inserts,
+// updates that move entities between visibilities, and deletions.
+func TestRelayRecordMatchesTheStream(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, relay.Config{})
+	tn := storetest.Tenant(t, r.db, "shop")
+	var ids []schema.ProductID
+	var last int64
+	for i := 0; i < 12; i++ {
+		c, err := r.db.WriteTx(ctx, func(tx *store.Tx) error {
+			switch {
+			case i < 6 || len(ids) == 0:
+				p := &schema.Product{Slug: "p" + strconv.Itoa(i), Title: "P", Status: schema.ProductActive, Prices: schema.Prices{"USD": 1}}
+				if err := tx.CreateProduct(ctx, tn, p); err != nil {
+					return err
+				}
+				ids = append(ids, p.ID)
+			case i%3 == 0:
+				_, err := tx.DeleteProduct(ctx, tn, ids[0])
+				ids = ids[1:]
+				return err
+			default:
+				old, err := tx.Product(ctx, tn, ids[len(ids)-1])
+				if err != nil {
+					return err
+				}
+				p := *old
+				p.Status = schema.ProductDraft
+				if i%2 == 0 {
+					p.Status = schema.ProductActive
+				}
+				return tx.UpdateProduct(ctx, tn, old, &p)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = c[0].Version
+	}
+	r.rep = nil
+	cfg := feed.Config{}.WithDefaults()
+	full := replica.New(replica.Config{Logger: quietLogger(), Private: true})
+	f, _ := feed.NewFollower(r.ns.Connect(t), cfg, cfg.AllFilters(), full, quietLogger())
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go f.Run(fctx)
+	waitFor(t, "the replica", func() bool { tt := full.TenantBySlug("shop"); return tt != nil && tt.Version() >= last })
+	log, _ := r.db.LogBySlug(ctx, "shop")
+	waitFor(t, "the relay to settle", func() bool { rec, ok, _ := r.db.LogDigestState(ctx, log.ID); return ok && rec.Version >= last })
+	rec, _, _ := r.db.LogDigestState(ctx, log.ID)
+	if got := full.TenantBySlug("shop").Snapshot().LogDigest; got != rec.Digest {
+		t.Fatalf("replica digest %+v, relay record %+v", got, rec.Digest)
+	}
+}
+
+func (r *recorder) String() string {
+	t := r.Replica.TenantBySlug(r.log)
+	if t == nil {
+		return "no tenant"
+	}
+	return fmt.Sprintf("version %d seen %d ready %v held %v snapshot %d digest %+v stats %+v", t.Version(), t.Seen(), t.Ready(), t.Held(), t.Snapshot().Version, t.Snapshot().LogDigest, r.Stats())
+}
+
+// A log the stream holds from a relay that kept no digests (the record is missing) is adopted by
+// republishing it from a snapshot fenced on its head; the snapshot's message ids must not collide
+// with what the stream holds (a head at the same version), or the dedup window refuses the batch.
+func TestRelayAdoptsALogWithoutRecord(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, relay.Config{})
+	tn := storetest.Tenant(t, r.db, "shop")
+	c, err := r.db.WriteTx(ctx, func(tx *store.Tx) error {
+		return tx.CreateProduct(ctx, tn, &schema.Product{Slug: "lamp", Title: "Lamp", Status: schema.ProductActive, Prices: schema.Prices{"USD": 100}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "replication", func() bool { tt := r.rep.TenantBySlug("shop"); return tt != nil && tt.Version() >= c[0].Version })
+	log, _ := r.db.LogBySlug(ctx, "shop")
+	waitFor(t, "the record", func() bool { rec, ok, _ := r.db.LogDigestState(ctx, log.ID); return ok && rec.Version >= c[0].Version })
+	r.stopRelay()
+	conn, err := pgx.Connect(ctx, r.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `DELETE FROM repl_digests; DELETE FROM repl_slots`); err != nil {
+		t.Fatal(err)
+	}
+	nc := r.ns.Connect(t)
+	next, err := relay.New(r.db, nc, relay.Config{Holder: "next", LeaseTTL: time.Second, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { next.Run(rctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	// The next write makes the relay look at the log within the dedup window of its head.
+	c, err = r.db.WriteTx(ctx, func(tx *store.Tx) error {
+		return tx.CreateProduct(ctx, tn, &schema.Product{Slug: "desk", Title: "Desk", Status: schema.ProductActive, Prices: schema.Prices{"USD": 100}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next.Wake()
+	waitFor(t, "the adopted log to reach the replica", func() bool { return r.rep.TenantBySlug("shop").Version() >= c[0].Version })
+	// The record is written once the stream acknowledged the snapshot: wait for it too.
+	waitFor(t, "the adoption's record", func() bool { rec, ok, _ := r.db.LogDigestState(ctx, log.ID); return ok && rec.Version >= c[0].Version })
+	if next.Stats().Snapshots < 2 { // the registry's and the shop's
+		t.Fatalf("stats %+v: the log was not adopted through a snapshot", next.Stats())
+	}
+	rec, _, _ := r.db.LogDigestState(ctx, log.ID)
+	if got := r.rep.TenantBySlug("shop").Snapshot().LogDigest; got.PubCount != rec.Digest.PubCount || got.PubSum != rec.Digest.PubSum {
+		t.Fatalf("replica %+v, record %+v", got, rec.Digest)
+	}
 }
