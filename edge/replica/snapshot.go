@@ -226,6 +226,7 @@ type builder struct {
 	version    int64
 	bytes      int64
 	digest     schema.LogDigest
+	applied    bool // some change was applied (a late one can be older than the snapshot)
 	products   pmap[schema.ProductID, slot[schema.Product]]
 	slugs      pmap[string, schema.ProductID]
 	order      psorted[orderKey, schema.ProductID]
@@ -299,6 +300,7 @@ func put[T any](s *slot[T], c *schema.Change, v *T, b *builder) (old *T, applied
 		b.digest.Add(c.Vis, key, c.Version)
 	}
 	b.bytes += int64(size - *sz)
+	b.applied = true
 	*state, *ver, *sz = v, c.Version, size
 	return old, true
 }

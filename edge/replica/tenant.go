@@ -153,7 +153,7 @@ func (t *Tenant) applyPending(top int64, errs func(c *schema.Change, err error))
 	}
 	clear(t.pending)
 	t.pending = t.pending[:0]
-	if b.version <= old.Version && len(b.dirty.products) == 0 && !b.dirty.taxonomy && !b.dirty.currencies && !b.dirty.posts && !b.dirty.catalog && !b.dirty.merch.any() {
+	if b.version <= old.Version && !b.applied {
 		return
 	}
 	s := b.snapshot()
