@@ -203,7 +203,6 @@ var (
 	varyAcceptEncoding     = []byte("Accept-Encoding")
 	noindex                = []byte("noindex")
 	nosniff                = []byte("nosniff")
-	allowGet               = []byte("GET")
 	stateKey               = "vitrine.edge.request"
 	contentTypeCommerce    = string(pipeline.ContentTypeCommerce)
 	contentTypeCMS         = string(pipeline.ContentTypeCMS)
@@ -336,6 +335,13 @@ func (s *Server) options(ctx *fasthttp.RequestCtx, t *replica.Tenant, route []by
 		base = info.BaseURL
 	}
 	pipeline.Options(ctx, base, route)
+	if r := s.router.MatchPath(ctx, schema.CMS, route); r != nil {
+		// WordPress's OPTIONS answer carries the Allow of the route it describes too.
+		param := func(name string) string { return pipeline.Param(ctx, name) }
+		if allow := pipeline.AllowValue(s.anonymousAllow(t, r, param, queryGetter(ctx))); len(allow) > 0 {
+			ctx.Response.Header.SetCanonical(keyAllow, allow)
+		}
+	}
 	pipeline.Reshape(ctx, schema.CMS, apiRoot(t))
 	s.setReplicaVersion(ctx, t)
 	s.http.Count(pipeline.RouteNotFound, ctx.Response.StatusCode())
@@ -406,7 +412,7 @@ func (s *Server) read(ctx *fasthttp.RequestCtx, r *schema.Route) {
 	if st.cacheable {
 		args, err := schema.ParseArgs(r, queryGetter(ctx))
 		if err != nil {
-			s.fail(ctx, iface, r, err)
+			s.failAllow(ctx, iface, t, r, err)
 			return
 		}
 		ck = canonicalKey(t, r, ctx, args)
@@ -430,13 +436,21 @@ func (s *Server) read(ctx *fasthttp.RequestCtx, r *schema.Route) {
 			return
 		}
 	}
-	resp := reads.Answer(&reads.Request{Route: r, Tenant: t, Query: queryGetter(ctx),
-		Param: func(name string) string { return pipeline.Param(ctx, name) }})
+	param := func(name string) string { return pipeline.Param(ctx, name) }
+	resp := reads.Answer(&reads.Request{Route: r, Tenant: t, Query: queryGetter(ctx), Param: param, Allow: s.selfHints(t)})
 	if resp.Err != nil {
-		s.fail(ctx, iface, r, resp.Err)
+		s.failAllow(ctx, iface, t, r, resp.Err)
 		return
 	}
 	headers := resp.Headers
+	var allow []byte
+	if iface == schema.CMS {
+		allow = pipeline.AllowValue(s.anonymousAllow(t, r, param, queryGetter(ctx)))
+	}
+	if len(allow) > 0 {
+		// Part of the entry: every anonymous request with this key passes the same checks.
+		headers = append(headers, [2][]byte{keyAllow, allow})
+	}
 	if iface == schema.CMS && !hasHeader(headers, "Link") {
 		if info := t.Info(); info != nil {
 			headers = append(headers, [2][]byte{[]byte("Link"), []byte("<" + schema.CanonicalBaseURL(info.BaseURL) + "/index.php?rest_route=/>; rel=\"https://api.w.org/\"")})
@@ -490,7 +504,6 @@ func (s *Server) writeUncached(ctx *fasthttp.RequestCtx, iface schema.Interface,
 	if iface == schema.CMS {
 		h.SetBytesV("X-Robots-Tag", noindex)
 		h.SetBytesV("X-Content-Type-Options", nosniff)
-		h.SetBytesV(fasthttp.HeaderAllow, allowGet)
 	}
 	h.SetContentTypeBytes(pipeline.ContentType(iface))
 	s.setReplicaVersion(ctx, t)
@@ -519,6 +532,18 @@ func (s *Server) alias(e *cache.Entry, raw []byte) {
 	s.cache.Put(cache.Hash(raw), &a)
 }
 
+// failAllow is fail for a CMS read the edge routed: the error carries the Allow header of the
+// matched route for an anonymous caller, as WordPress's errors after routing do.
+func (s *Server) failAllow(ctx *fasthttp.RequestCtx, iface schema.Interface, t *replica.Tenant, r *schema.Route, err error) {
+	if iface == schema.CMS {
+		param := func(name string) string { return pipeline.Param(ctx, name) }
+		if allow := pipeline.AllowValue(s.anonymousAllow(t, r, param, queryGetter(ctx))); len(allow) > 0 {
+			ctx.Response.Header.SetCanonical(keyAllow, allow)
+		}
+	}
+	s.fail(ctx, iface, r, err)
+}
+
 func (s *Server) fail(ctx *fasthttp.RequestCtx, iface schema.Interface, r *schema.Route, err error) {
 	pipeline.WriteError(ctx, iface, err)
 	t := ctx.UserValue(stateKey).(*request).tenant
@@ -540,7 +565,6 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx, iface schema.Interface, t *repl
 	if iface == schema.CMS {
 		h.SetCanonical(keyRobots, noindex)
 		h.SetCanonical(keyNoSniff, nosniff)
-		h.SetCanonical(keyAllow, allowGet)
 	}
 	if len(hs.IfNoneMatch) > 0 && etagMatches(hs.IfNoneMatch, e.ETag) {
 		ctx.SetStatusCode(fasthttp.StatusNotModified)
@@ -556,6 +580,36 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx, iface schema.Interface, t *repl
 	ctx.SetStatusCode(e.Status)
 	ctx.Response.SetBodyRaw(body)
 	s.http.Count(e.Route, e.Status)
+}
+
+// anonymousAllow lists the methods at route r's path whose permission check an anonymous
+// caller passes for this request (WordPress's Allow header): never a route that needs a
+// credential; the reads the edge answers by their read check (reads.Permitted). Public routes
+// the origin answers have paths the edge does not serve.
+func (s *Server) anonymousAllow(t *replica.Tenant, r *schema.Route, param func(string) string, query func(string) (string, bool)) []string {
+	return schema.AllowedMethods(s.router.At(r), func(x *schema.Route) bool {
+		return x.Auth == schema.AuthPublic && x.Server == schema.AtEdge &&
+			reads.Permitted(&reads.Request{Route: x, Tenant: t, Param: param, Query: query})
+	})
+}
+
+// selfHints returns the targetHints of the records an anonymous read renders: for the rest path
+// of a self link, anonymousAllow for a GET of that link (no query), as WordPress's
+// get_target_hints_for_link.
+func (s *Server) selfHints(t *replica.Tenant) func(path string) []string {
+	var probe *fasthttp.RequestCtx
+	noQuery := func(string) (string, bool) { return "", false }
+	return func(path string) []string {
+		if probe == nil {
+			probe = new(fasthttp.RequestCtx)
+		}
+		probe.ResetUserValues()
+		r := s.router.Match(probe, schema.CMS, "GET", []byte(path))
+		if r == nil {
+			return []string{}
+		}
+		return s.anonymousAllow(t, r, func(name string) string { return pipeline.Param(probe, name) }, noQuery)
+	}
 }
 
 // etagMatches reports whether an If-None-Match value names etag ("*", a list, weak forms).

@@ -385,7 +385,8 @@ func finishPost(ctx context.Context, rq *request, tx *store.Tx, p *schema.Post, 
 
 func (s *Server) postView(rq *request, p *schema.Post) any {
 	st := schema.Site{Base: rq.info.BaseURL, Loc: rq.location()}
-	return schema.RenderRecord(p, schema.PostRender{Context: "edit", Unlocked: true, Allow: []string{"GET", "POST", "PUT", "PATCH", "DELETE"}}, st)
+	allow := s.recordHints(context.Background(), rq, p, nil)(postType(rq).Item(p.ID)) // allow.go
+	return schema.RenderRecord(p, schema.PostRender{Context: "edit", Unlocked: true, Allow: allow}, st)
 }
 
 func (s *Server) createPost(ctx *fasthttp.RequestCtx, rq *request) {

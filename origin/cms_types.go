@@ -70,5 +70,14 @@ func checkTypeFields(ctx context.Context, rq *request, tx *store.Tx, p *schema.P
 			return &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_post_invalid_type", Field: "object", Message: "Invalid post type."}
 		}
 	}
+	// A menu item belongs to an existing menu, or to none (0): wp_update_nav_menu_item's check, after
+	// the item's own fields.
+	if mi.Menus != 0 {
+		if _, err := tx.Menu(ctx, rq.info, mi.Menus); schema.ErrorCode(err) == schema.CodeNotFound {
+			return &schema.Error{Code: schema.CodeInvalid, CMSCode: "invalid_menu_id", Field: "menus", Status: 400, Message: "Invalid menu ID."}
+		} else if err != nil {
+			return err
+		}
+	}
 	return nil
 }

@@ -157,7 +157,7 @@ func (s *Server) listRevisions(ctx *fasthttp.RequestCtx, rq *request) {
 	page, perPage, offset := int(args.Int("page")), int(args.Int("per_page")), int(args.Int("offset"))
 	q.Limit = len(revisions)
 	if perPage > 0 {
-		q.Offset, q.Limit = (page-1)*perPage, perPage
+		q.Offset, q.Limit = schema.PageOffset(args.Int("page"), args.Int("per_page")), perPage
 		if offset != 0 {
 			q.Offset = max(offset, -offset) // WP_Query's absint
 		}

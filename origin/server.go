@@ -133,6 +133,7 @@ func New(cfg Config, db *store.DB, rep *replica.Replica) *Server {
 	s.catalogHandlers()
 	s.cmsHandlers()
 	s.termHandlers() // CMS categories and tags (terms.go)
+	s.menuHandlers() // CMS navigation menus and menu locations (menus.go)
 	s.userHandlers() // CMS users and application passwords (users_cms.go, apppasswords.go)
 	s.cartHandlers()
 	s.customerHandlers()
@@ -252,6 +253,9 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 		}
 		if ctx.IsOptions() {
 			pipeline.Options(ctx, info.BaseURL, route)
+			if r := s.router.MatchPath(ctx, iface, route); r != nil {
+				s.setAllow(ctx, &request{iface: iface, tenant: t, info: info, user: user}, r) // allow.go
+			}
 			s.replicaVersion(ctx, t)
 			s.http.Count(pipeline.RouteNotFound, ctx.Response.StatusCode())
 			return
@@ -262,8 +266,13 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 		s.noRoute(ctx, iface, route)
 		return
 	}
-	ctx.SetUserValue(stateKey, &request{iface: iface, tenant: t, info: info, user: user})
+	rq := &request{iface: iface, tenant: t, info: info, user: user}
+	ctx.SetUserValue(stateKey, rq)
 	h(ctx)
+	if iface == schema.CMS && rq.route != nil {
+		// After the handler, as WordPress's rest_post_dispatch (allow.go).
+		s.setAllow(ctx, rq, rq.route)
+	}
 }
 
 // noRoute answers a request no route matched: 405 with Allow when the commerce path exists for
@@ -381,8 +390,9 @@ func NewAppPassword() string {
 // read answers the read routes from the origin's full replica.
 func (s *Server) read(ctx *fasthttp.RequestCtx, r *schema.Route) {
 	rq := ctx.UserValue(stateKey).(*request)
+	rq.route = r
 	viewer := reads.Viewer{User: rq.user, PostPassword: string(ctx.QueryArgs().Peek("password"))}
-	resp := reads.Answer(&reads.Request{Route: r, Tenant: rq.tenant, Viewer: viewer,
+	resp := reads.Answer(&reads.Request{Route: r, Tenant: rq.tenant, Viewer: viewer, Allow: s.selfHints(ctx, rq),
 		Param: func(name string) string { return pipeline.Param(ctx, name) },
 		Query: func(name string) (string, bool) {
 			q := ctx.QueryArgs()

@@ -68,7 +68,9 @@ func decodeTerm(ctx *fasthttp.RequestCtx, tax string, creating bool) (*termInput
 // posts from the origin's replica.
 func (s *Server) termView(rq *request, t *schema.Term) *schema.TermView {
 	count := rq.tenant.Snapshot().TermCounts(t.Taxonomy)[t.ID]
-	return schema.RenderTerm(t, "edit", count, []string{"GET", "POST", "PUT", "PATCH", "DELETE"}, schema.Site{Base: rq.info.BaseURL})
+	path := "/cms/v2/" + schema.TaxonomyBase(t.Taxonomy) + "/" + strconv.FormatInt(int64(t.ID), 10)
+	allow := s.recordHints(context.Background(), rq, nil, t)(path) // allow.go
+	return schema.RenderTerm(t, "edit", count, allow, schema.Site{Base: rq.info.BaseURL})
 }
 
 // applyTerm applies the input to t and checks the names, slugs and parent the store must hold:

@@ -183,7 +183,7 @@ func (s *Server) listUsers(ctx *fasthttp.RequestCtx, rq *request) {
 		return cmp.Or(c, cmp.Compare(a.ID, b.ID))
 	})
 	page, perPage := int(args.Int("page")), int(args.Int("per_page"))
-	offset := (page - 1) * perPage
+	offset := schema.PageOffset(args.Int("page"), args.Int("per_page"))
 	if o := args.Get("offset"); o.Given {
 		offset = int(o.Int)
 	}

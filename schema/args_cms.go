@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"math"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -91,7 +92,7 @@ func parseTermFilter(d *Arg, raw string, given bool, get func(string) (string, b
 	}
 	if op, ok := get(d.Name + "[operator]"); ok {
 		if !d.TermOperator {
-			return ArgValue{}, "operator is not a valid property of Object."
+			return ArgValue{}, termQueryInvalid(d.Name, "operator")
 		}
 		if op != "OR" && op != "AND" {
 			return ArgValue{}, d.Name + "[operator] is not one of OR and AND."
@@ -100,7 +101,7 @@ func parseTermFilter(d *Arg, raw string, given bool, get func(string) (string, b
 	}
 	if ch, ok := get(d.Name + "[include_children]"); ok {
 		if !d.TermChildren {
-			return ArgValue{}, "include_children is not a valid property of Object."
+			return ArgValue{}, termQueryInvalid(d.Name, "include_children")
 		}
 		switch strings.ToLower(strings.TrimSpace(ch)) {
 		case "true", "1":
@@ -112,6 +113,13 @@ func parseTermFilter(d *Arg, raw string, given bool, get func(string) (string, b
 		v.Given = true
 	}
 	return v, ""
+}
+
+// termQueryInvalid is WordPress's message for an object key a taxonomy filter does not take
+// (operator on an _exclude form, include_children on a flat taxonomy): the filter matches
+// neither of its oneOf schemas, and the object one's error is the reason.
+func termQueryInvalid(name, key string) string {
+	return name + " is not a valid Term ID Taxonomy Query. Reason: " + key + " is not a valid property of Object."
 }
 
 // appendKeyCMS appends the normalised value of the CMS argument types to a cache key, in a form
@@ -143,6 +151,30 @@ func appendKeyCMS(dst []byte, name string, t ArgType, v ArgValue) []byte {
 		}
 	}
 	return dst
+}
+
+// cmsPageArg is the page argument of CMS collections, as WordPress declares it: a minimum and no
+// maximum (a page past the last is the collection's own error). Offsets come from PageOffset,
+// which cannot overflow.
+func cmsPageArg() Arg {
+	return Arg{Name: "page", Type: ArgInt, Default: "1", HasMin: true, Min: 1, Description: "Current page of the collection."}
+}
+
+// MaxOffset bounds the offset of a collection page: past the end of any collection, and small
+// enough that adding a page's length to it never overflows an int.
+const MaxOffset = math.MaxInt32
+
+// PageOffset returns the offset of a page of perPage items, (page-1)*perPage, or MaxOffset when
+// that is larger: a page number of any size is a page past the last, never an overflow. Pages
+// below 1 (and perPage below 1) give 0.
+func PageOffset(page, perPage int64) int {
+	if page < 1 || perPage < 1 {
+		return 0
+	}
+	if page-1 > MaxOffset/perPage {
+		return MaxOffset
+	}
+	return int(min((page-1)*perPage, MaxOffset))
 }
 
 // Route returns the route the arguments were parsed for.

@@ -26,7 +26,7 @@ const CMSAdminPath = "/cms-admin"
 
 // capturePatterns are the regular expressions of path captures in route keys (WordPress's).
 // Other captures match one path segment.
-var capturePatterns = map[string]string{"id": `[\d]+`, "parent": `[\d]+`}
+var capturePatterns = map[string]string{"id": `[\d]+`, "parent": `[\d]+`, "location": `[\w-]+`}
 
 // CMSRouteKey returns the index key of a CMS route path: "/cms/v2/posts/{id}" becomes
 // "/cms/v2/posts/(?P<id>[\d]+)".

@@ -44,6 +44,12 @@ type Error struct {
 	// Status overrides the transport's status for Code when non-zero (WordPress's 401-vs-403
 	// rule, 410, 501 are decided by the handler that knows the caller).
 	Status int
+	// TermID names the existing term of a CMS menu_exists error (data.term_id), which WordPress
+	// also repeats in the error's additional_data.
+	TermID int64
+	// DetailData is the data of a parameter's nested error (data.details[param].data), for the
+	// validation errors WordPress gives one (rest_invalid_menu_location: the location).
+	DetailData map[string]any
 }
 
 func (e *Error) Error() string {

@@ -233,6 +233,10 @@ func routeItemSchema(path string) jsonObject {
 		return termItemSchema(TaxCategory)
 	case path == "/cms/v2/tags" || path == "/cms/v2/tags/{id}":
 		return termItemSchema(TaxTag)
+	case path == "/cms/v2/menus" || path == "/cms/v2/menus/{id}":
+		return menuSchema() // menus.go
+	case path == "/cms/v2/menu-locations" || path == "/cms/v2/menu-locations/{location}":
+		return menuLocationSchema()
 	case strings.HasPrefix(path, "/cms/v2/users/") && strings.Contains(path, "/application-passwords"):
 		return appPasswordItemSchema()
 	case path == "/cms/v2/users" || strings.HasPrefix(path, "/cms/v2/users/"):

@@ -31,3 +31,24 @@ func TestPageLinks(t *testing.T) {
 		})
 	}
 }
+
+func TestPageOffset(t *testing.T) {
+	for _, tc := range []struct {
+		page, perPage int64
+		want          int
+	}{
+		{1, 10, 0},
+		{3, 10, 20},
+		{0, 10, 0},
+		{-5, 10, 0},
+		{2, 0, 0},
+		{schema.MaxOffset/100 + 1, 100, schema.MaxOffset / 100 * 100},
+		{schema.MaxOffset/100 + 2, 100, schema.MaxOffset},
+		{9223372036854775807, 100, schema.MaxOffset}, // (page-1)*per_page would overflow int64
+		{9223372036854775807, 1, schema.MaxOffset},
+	} {
+		if got := schema.PageOffset(tc.page, tc.perPage); got != tc.want {
+			t.Errorf("PageOffset(%d, %d) = %d, want %d", tc.page, tc.perPage, got, tc.want)
+		}
+	}
+}

@@ -124,7 +124,7 @@ func (t *PostType) collectionArgs() []Arg {
 	}
 	args := []Arg{
 		argContext,
-		argPage,
+		cmsPageArg(),
 		{Name: "per_page", Type: ArgInt, Default: strconv.Itoa(t.DefaultPerPage), HasMin: true, Min: 1, HasMax: true, Max: CMSMaxPerPage, Description: "Maximum number of items to be returned in result set."},
 		{Name: "search", Type: ArgString, Description: "Limit results to those matching a string."},
 		{Name: "after", Type: ArgDateTime, Description: "Limit response to posts published after a given ISO8601 compliant date."},

@@ -74,6 +74,19 @@ type Link struct {
 	TargetHints map[string]any `json:"targetHints,omitempty"`
 }
 
+// SelfHints returns the targetHints of a self link from the methods the caller may use at its
+// route (AllowedMethods for a GET of the link): {"allow": [...]}, or nil when none is allowed
+// (WordPress then leaves targetHints out). A nil allow means a reader's GET alone.
+func SelfHints(allow []string) map[string]any {
+	if allow == nil {
+		allow = []string{"GET"}
+	}
+	if len(allow) == 0 {
+		return nil
+	}
+	return map[string]any{"allow": allow}
+}
+
 // PostView is a post as the CMS interface renders it. Pointer fields are present only in the
 // contexts that show them (view, embed, edit), in WordPress's order.
 type PostView struct {
@@ -263,16 +276,12 @@ func postClassList(p *Post) []string {
 
 func postLinks(p *Post, r PostRender, site Site) map[string][]Link {
 	id := strconv.FormatInt(int64(p.ID), 10)
-	allow := r.Allow
-	if allow == nil {
-		allow = []string{"GET"}
-	}
 	t := PostTypeByName(p.Type)
 	if t == nil {
 		t = PostTypes[0]
 	}
 	links := map[string][]Link{
-		"self":       {{Href: site.RestURL(t.Item(p.ID)), TargetHints: map[string]any{"allow": allow}}},
+		"self":       {{Href: site.RestURL(t.Item(p.ID)), TargetHints: SelfHints(r.Allow)}},
 		"collection": {{Href: site.RestURL(t.Collection())}},
 		"about":      {{Href: site.RestURL("/cms/v2/types/" + t.Name)}},
 		"curies":     {{Name: "wp", Href: "https://api.w.org/{rel}", Templated: true}},

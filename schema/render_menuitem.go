@@ -62,13 +62,9 @@ func RenderMenuItem(p *Post, r PostRender, site Site) *MenuItemView {
 		v.Meta = &meta
 		v.Menus = ptr(mi.Menus)
 	}
-	allow := r.Allow
-	if allow == nil {
-		allow = []string{"GET"}
-	}
 	t := PostTypeByName("nav_menu_item")
 	v.Links = map[string][]Link{
-		"self":       {{Href: site.RestURL(t.Item(p.ID)), TargetHints: map[string]any{"allow": allow}}},
+		"self":       {{Href: site.RestURL(t.Item(p.ID)), TargetHints: SelfHints(r.Allow)}},
 		"collection": {{Href: site.RestURL(t.Collection())}},
 		"about":      {{Href: site.RestURL("/cms/v2/types/nav_menu_item")}},
 		"curies":     {{Name: "wp", Href: "https://api.w.org/{rel}", Templated: true}},

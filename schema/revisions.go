@@ -115,7 +115,7 @@ func (t *PostType) revisionRoutes() []Route {
 		list := Route{Name: n + ".revisions.list", Method: "GET", Interface: CMS, Path: parent + "/revisions", Server: AtOrigin,
 			Auth: AuthStaff, Cap: t.Caps.Edit, Args: []Arg{
 				argContext,
-				argPage,
+				cmsPageArg(),
 				// No default: without per_page every revision is listed.
 				{Name: "per_page", Type: ArgInt, HasMin: true, Min: 1, HasMax: true, Max: CMSMaxPerPage, Description: "Maximum number of items to be returned in result set."},
 				{Name: "search", Type: ArgString, Description: "Limit results to those matching a string."},

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -275,7 +276,7 @@ var Routes = append([]Route{
 	// postTypeRoutes (posttypes.go), appended after this literal.
 	// CMS batch: up to 25 requests to batch-capable routes, run by the origin (origin/batch.go).
 	{Name: "cms.batch", Method: "POST", Interface: CMS, Path: "/batch/v1", Server: AtOrigin},
-}, append(postTypeRoutes(), peopleRoutes()...)...) // terms, users, application passwords: routes_people.go
+}, append(append(postTypeRoutes(), peopleRoutes()...), menuRoutes()...)...) // terms, users, application passwords: routes_people.go; menus: routes_menus.go
 
 // RouteByName returns the first route with the name, or nil.
 func RouteByName(name string) *Route {
@@ -573,4 +574,31 @@ func enumList(e []string) string {
 		return e[0] + " and " + e[1]
 	}
 	return strings.Join(e[:len(e)-1], ", ") + ", and " + e[len(e)-1]
+}
+
+// RoutesAt returns the routes of routes declared on r's interface and path, in table order: the
+// handlers WordPress registers on one route, among which its Allow header and a self link's
+// targetHints choose (rest_send_allow_header).
+func RoutesAt(routes []Route, r *Route) []*Route {
+	var out []*Route
+	for i := range routes {
+		if routes[i].Interface == r.Interface && routes[i].Path == r.Path {
+			out = append(out, &routes[i])
+		}
+	}
+	return out
+}
+
+// AllowedMethods lists, once each and in table order, the methods of the routes at one path
+// (RoutesAt) whose permission check the caller passes, as WordPress's rest_send_allow_header
+// does: the value of the Allow header (joined by ", ") and of a self link's targetHints.allow.
+// It returns an empty, non-nil list when no check passes (WordPress then sends no Allow).
+func AllowedMethods(at []*Route, permitted func(r *Route) bool) []string {
+	out := []string{}
+	for _, r := range at {
+		if !slices.Contains(out, r.Method) && permitted(r) {
+			out = append(out, r.Method)
+		}
+	}
+	return out
 }

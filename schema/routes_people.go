@@ -17,7 +17,7 @@ func peopleRoutes() []Route {
 		Description: "Maximum number of items to be returned in result set."}
 	termList := func(hierarchical bool) []Arg {
 		args := []Arg{
-			argContext, argPage, perPage,
+			argContext, cmsPageArg(), perPage,
 			{Name: "search", Type: ArgString, Description: "Limit results to those matching a string."},
 			{Name: "exclude", Type: ArgIntList, Description: "Ensure result set excludes specific IDs."},
 			{Name: "include", Type: ArgIntList, Description: "Limit result set to specific IDs."},
@@ -56,7 +56,7 @@ func peopleRoutes() []Route {
 	}
 
 	userList := []Arg{
-		argContext, argPage, perPage,
+		argContext, cmsPageArg(), perPage,
 		{Name: "search", Type: ArgString, Description: "Limit results to those matching a string."},
 		{Name: "exclude", Type: ArgIntList, Description: "Ensure result set excludes specific IDs."},
 		{Name: "include", Type: ArgIntList, Description: "Limit result set to specific IDs."},

@@ -141,6 +141,7 @@ func TestParseArgsValues(t *testing.T) {
 		{"page given", "products.list", params{"page": "3"}, "page", schema.ArgValue{Int: 3, Given: true}},
 		{"page with spaces", "products.list", params{"page": " 3 "}, "page", schema.ArgValue{Int: 3, Given: true}},
 		{"page at max", "products.list", params{"page": "100000"}, "page", schema.ArgValue{Int: schema.MaxPage, Given: true}},
+		{"cms page past the commerce max", "cms.posts.list", params{"page": "9223372036854775807"}, "page", schema.ArgValue{Int: 9223372036854775807, Given: true}},
 		{"per_page at min", "products.list", params{"per_page": "1"}, "per_page", schema.ArgValue{Int: 1, Given: true}},
 		{"per_page at max", "products.list", params{"per_page": "100"}, "per_page", schema.ArgValue{Int: 100, Given: true}},
 		{"per_page default given", "products.list", params{"per_page": "24"}, "per_page", schema.ArgValue{Int: 24, Given: true}},
@@ -188,7 +189,9 @@ func TestParseArgsErrors(t *testing.T) {
 		{"cms per_page negative", "cms.posts.list", params{"per_page": "-1"}, "per_page", "per_page must be between 1 (inclusive) and 100 (inclusive)"},
 		// page has both bounds, so it gets the between message, not "greater than or equal to".
 		{"page 0", "products.list", params{"page": "0"}, "page", "page must be between 1 (inclusive) and 100000 (inclusive)"},
-		{"page past max", "cms.posts.list", params{"page": "100001"}, "page", "page must be between 1 (inclusive) and 100000 (inclusive)"},
+		{"cms page 0", "cms.posts.list", params{"page": "0"}, "page", "page must be greater than or equal to 1"},
+		{"cms term page 0", "cms.categories.list", params{"page": "0"}, "page", "page must be greater than or equal to 1"},
+		{"commerce page past max", "products.list", params{"page": "100001"}, "page", "page must be between 1 (inclusive) and 100000 (inclusive)"},
 		{"featured limit 51", "products.featured", params{"limit": "51"}, "limit", "limit must be between 1 (inclusive) and 50 (inclusive)"},
 		{"page not a number", "products.list", params{"page": "two"}, "page", "page is not of type integer."},
 		{"page empty", "products.list", params{"page": ""}, "page", "page is not of type integer."},
@@ -211,8 +214,8 @@ func TestParseArgsErrors(t *testing.T) {
 		{"categories item not int", "cms.posts.list", params{"categories": "3,x"}, "categories", "categories[1] is not of type integer."},
 		{"categories terms not int", "cms.posts.list", params{"categories[terms]": "x"}, "categories", "categories[terms][0] is not of type integer."},
 		{"categories operator", "cms.posts.list", params{"categories[terms]": "3", "categories[operator]": "NOT IN"}, "categories", "categories[operator] is not one of OR and AND."},
-		{"tags include_children", "cms.posts.list", params{"tags[terms]": "3", "tags[include_children]": "1"}, "tags", "include_children is not a valid property of Object."},
-		{"exclude form has no operator", "cms.posts.list", params{"categories_exclude[operator]": "AND"}, "categories_exclude", "operator is not a valid property of Object."},
+		{"tags include_children", "cms.posts.list", params{"tags[terms]": "3", "tags[include_children]": "1"}, "tags", "tags is not a valid Term ID Taxonomy Query. Reason: include_children is not a valid property of Object."},
+		{"exclude form has no operator", "cms.posts.list", params{"categories_exclude[operator]": "AND"}, "categories_exclude", "categories_exclude is not a valid Term ID Taxonomy Query. Reason: operator is not a valid property of Object."},
 		{"include_children not bool", "cms.posts.list", params{"categories[include_children]": "maybe"}, "categories", "categories[include_children] is not of type boolean."},
 		{"sticky not bool", "cms.posts.list", params{"sticky": "yes"}, "sticky", "sticky is not of type boolean."},
 		{"format unknown", "cms.posts.list", params{"format": "poem"}, "format", "format[0] is not one of standard, aside, chat, gallery, link, image, quote, status, video, and audio."},
@@ -270,7 +273,7 @@ func TestParseArgsCollectsEveryBadArg(t *testing.T) {
 		"context": "context is not one of view, embed, and edit.",
 		"include": "include[0] is not of type integer.",
 		"order":   "order is not one of asc and desc.",
-		"page":    "page must be between 1 (inclusive) and 100000 (inclusive)",
+		"page":    "page must be greater than or equal to 1",
 	}
 	if !reflect.DeepEqual(e.Params, want) {
 		t.Errorf("Params = %v, want %v", e.Params, want)
@@ -481,7 +484,7 @@ func FuzzParseArgs(f *testing.F) {
 			}
 			return
 		}
-		if p := a.Int("page"); p < 1 || p > schema.MaxPage {
+		if p := a.Int("page"); p < 1 { // CMS pages have no maximum (WordPress's)
 			t.Fatalf("page = %d, outside its bounds", p)
 		}
 		// Revisions have no default per_page: 0 when not sent.
@@ -558,5 +561,17 @@ func TestInterfaceString(t *testing.T) {
 	}
 	if got := schema.Commerce.String(); got != "commerce" {
 		t.Errorf("Commerce.String() = %q, want commerce", got)
+	}
+}
+
+// TestCMSPagesHaveNoMaximum checks every CMS route of the table: WordPress's page argument has a
+// minimum and no maximum, so neither validation nor the discovery index may invent one.
+func TestCMSPagesHaveNoMaximum(t *testing.T) {
+	for _, r := range schema.Routes {
+		for _, a := range r.Args {
+			if r.Interface == schema.CMS && a.Name == "page" && (a.HasMax || !a.HasMin || a.Min != 1) {
+				t.Errorf("%s %s: page %+v, want minimum 1 and no maximum", r.Method, r.Path, a)
+			}
+		}
 	}
 }

@@ -39,8 +39,8 @@ type Term struct {
 
 // ValidateTerm checks a term before it is written.
 func ValidateTerm(t *Term) error {
-	if t.Taxonomy != TaxCategory && t.Taxonomy != TaxTag {
-		return Invalid("taxonomy", "taxonomy must be category or post_tag")
+	if t.Taxonomy != TaxCategory && t.Taxonomy != TaxTag && t.Taxonomy != TaxNavMenu {
+		return Invalid("taxonomy", "taxonomy must be category, post_tag or nav_menu")
 	}
 	if err := ValidateText("name", t.Name, 200, true); err != nil {
 		return err
@@ -51,7 +51,7 @@ func ValidateTerm(t *Term) error {
 	if err := ValidateSlug("slug", t.Slug, nil); err != nil {
 		return err
 	}
-	if t.Parent < 0 || t.Parent > MaxExposedID || (t.Taxonomy == TaxTag && t.Parent != 0) {
+	if t.Parent < 0 || t.Parent > MaxExposedID || (t.Taxonomy != TaxCategory && t.Parent != 0) {
 		return Invalid("parent", "parent is not a valid term")
 	}
 	return nil
@@ -87,11 +87,8 @@ func RenderTerm(t *Term, context string, count int, allow []string, site Site) *
 	v := &TermView{ID: t.ID, Link: site.TermLink(t), Name: html.EscapeString(t.Name), Slug: t.Slug, Taxonomy: t.Taxonomy}
 	base := "/cms/v2/" + TaxonomyBase(t.Taxonomy)
 	id := strconv.FormatInt(int64(t.ID), 10)
-	if allow == nil {
-		allow = []string{"GET"}
-	}
 	v.Links = map[string][]Link{
-		"self":         {{Href: site.RestURL(base + "/" + id), TargetHints: map[string]any{"allow": allow}}},
+		"self":         {{Href: site.RestURL(base + "/" + id), TargetHints: SelfHints(allow)}},
 		"collection":   {{Href: site.RestURL(base)}},
 		"about":        {{Href: site.RestURL("/cms/v2/taxonomies/" + t.Taxonomy)}},
 		"wp:post_type": {{Href: site.RestURL("/cms/v2/posts") + "&" + TaxonomyBase(t.Taxonomy) + "=" + id}},

@@ -3,10 +3,13 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"vitrine/edge"
+	"vitrine/schema"
 	"vitrine/sync/relay"
 )
 
@@ -136,3 +139,90 @@ func TestCMSBatch(t *testing.T) {
 		}
 	})
 }
+
+// TestCMSBatchRefusesRoutesWithoutBatch sends, through an edge, a batch request to every route of
+// the table that may not be batched (every CMS route with a method a batch allows and no
+// allow_batch), in both validation modes: each is 400 rest_batch_not_allowed with WordPress's
+// message, and in require-all-validate mode nothing runs.
+func TestCMSBatchRefusesRoutesWithoutBatch(t *testing.T) {
+	s := newSystem(t, systemOptions{})
+	s.startRelay(relay.Config{})
+	s.startOrigin()
+	e := s.startEdge(edge.Config{})
+	_, pw := s.tenant("shop")
+	host, auth := "shop.example.test", basic("admin", pw)
+
+	// The requests, derived from the route table: captures are filled with ids (a uuid for an
+	// application password), which the batch check comes before.
+	capture := regexp.MustCompile(`\{[a-z_]+\}`)
+	var requests []string
+	for _, r := range schema.Routes {
+		if r.Interface != schema.CMS || r.Batch || r.Method == "GET" {
+			continue
+		}
+		path := capture.ReplaceAllStringFunc(r.Path, func(c string) string {
+			if c == "{uuid}" {
+				return "6f1e7c2a-1b2c-4d3e-8f90-a1b2c3d4e5f6"
+			}
+			return "1"
+		})
+		requests = append(requests, fmt.Sprintf(`{"method":%q,"path":%q,"body":{"title":"Not run"}}`, r.Method, path))
+	}
+	if len(requests) < 10 {
+		t.Fatalf("only %d routes without batch in the table: %v", len(requests), requests)
+	}
+	const notAllowed = `{"code":"rest_batch_not_allowed","message":"The requested route does not support batch requests.","data":{"status":400}}`
+	valid := `{"path":"/cms/v2/posts","body":{"title":"Valid, never run","status":"publish"}}`
+	posts := func() int {
+		r := call(t, "GET", s.originAddr, host, "/index.php?rest_route=/cms/v2/posts&status=any", "", "Authorization", auth)
+		if r.status != 200 {
+			t.Fatalf("list: %d %s", r.status, r.body)
+		}
+		n, _ := strconv.Atoi(r.header.Get("X-WP-Total"))
+		return n
+	}
+	before := posts()
+	for _, mode := range []string{"normal", "require-all-validate"} {
+		for _, who := range []string{"admin", "anonymous"} {
+			// At most 25 requests per batch: the refused ones in chunks, the last request valid.
+			for start := 0; start < len(requests); start += batchChunk {
+				chunk := requests[start:min(start+batchChunk, len(requests))]
+				body := `{"validation":"` + mode + `","requests":[` + strings.Join(chunk, ",") + `,` + valid + `]}`
+				var h []string
+				if who == "admin" {
+					h = []string{"Authorization", auth}
+				}
+				if mode == "normal" {
+					body = strings.Replace(body, valid, `{"method":"DELETE","path":"/cms/v2/posts/999999?force=true"}`, 1)
+				}
+				r := call(t, "POST", e.addr, host, "/index.php?rest_route=/batch/v1", body, h...)
+				a := decode[batchAnswer](t, r)
+				if r.status != 207 || len(a.Responses) != len(chunk)+1 {
+					t.Fatalf("%s %s: %d %s", mode, who, r.status, r.body)
+				}
+				if wantFailed := map[string]string{"normal": "", "require-all-validate": "validation"}[mode]; a.Failed != wantFailed {
+					t.Errorf("%s %s: failed %q, want %q", mode, who, a.Failed, wantFailed)
+				}
+				for i, sub := range chunk {
+					got := a.Responses[i]
+					if got == nil || got.Status != 400 || string(got.Body) != notAllowed {
+						t.Errorf("%s %s: %s answered %+v, want 400 %s", mode, who, sub, got, notAllowed)
+					}
+				}
+				last := a.Responses[len(chunk)]
+				switch {
+				case mode == "require-all-validate" && last != nil:
+					t.Errorf("%s %s: the valid request answered %d %s, want null (nothing runs)", mode, who, last.Status, last.Body)
+				case mode == "normal" && who == "admin" && (last == nil || last.Status != 404):
+					t.Errorf("%s %s: the batch-capable request answered %+v, want it run (404 rest_post_invalid_id)", mode, who, last)
+				}
+			}
+		}
+	}
+	if n := posts(); n != before {
+		t.Fatalf("%d posts after the batches, %d before: a refused or unvalidated request ran", n, before)
+	}
+}
+
+// batchChunk is how many refused requests a batch of the test carries, besides its last one.
+const batchChunk = 24

@@ -72,7 +72,8 @@ func TestCMSPostTypes(t *testing.T) {
 		t.Errorf("block title: %v", block["title"])
 	}
 	do("POST", "/cms/v2/menu-items", `{"title":"Shop"}`, admin, 400) // a custom link needs a url
-	item := do("POST", "/cms/v2/menu-items", `{"title":"Shop","url":"https://shop.example/","menus":3}`, admin, 201)
+	menu := do("POST", "/cms/v2/menus", `{"name":"Main"}`, admin, 201)
+	item := do("POST", "/cms/v2/menu-items", `{"title":"Shop","url":"https://shop.example/","menus":`+id(menu)+`}`, admin, 201)
 	if item["status"] != "publish" || item["menu_order"] != float64(1) || item["type"] != "custom" {
 		t.Errorf("menu item: %v", item)
 	}

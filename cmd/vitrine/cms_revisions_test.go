@@ -527,7 +527,8 @@ func TestCMSRevisions(t *testing.T) {
 	})
 
 	t.Run("menu items have autosaves only", func(t *testing.T) {
-		item := c.object(t, admin, "POST", "/cms/v2/menu-items", `{"title":"Shop","url":"https://shop.example/","menus":3}`, 201)
+		menu := c.object(t, admin, "POST", "/cms/v2/menus", `{"name":"Main"}`, 201)
+		item := c.object(t, admin, "POST", "/cms/v2/menu-items", `{"title":"Shop","url":"https://shop.example/","menus":`+str(id(menu))+`}`, 201)
 		M := str(id(item))
 		a := c.object(t, admin, "POST", "/cms/v2/menu-items/"+M+"/autosaves", `{"title":"Shop 2"}`, 200)
 		if a["slug"] != M+"-autosave-v1" || raw(a, "title") != "Shop 2" || a["content"] != nil || a["preview_link"] != "" {

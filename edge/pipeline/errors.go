@@ -83,9 +83,10 @@ type commerceError struct {
 }
 
 type cmsError struct {
-	Code    string  `json:"code"`
-	Message string  `json:"message"`
-	Data    cmsData `json:"data"`
+	Code           string  `json:"code"`
+	Message        string  `json:"message"`
+	Data           cmsData `json:"data"`
+	AdditionalData []any   `json:"additional_data,omitempty"`
 }
 
 type cmsData struct {
@@ -96,6 +97,8 @@ type cmsData struct {
 	// (4 is PHP's JSON_ERROR_SYNTAX).
 	JSONErrorCode    int    `json:"json_error_code,omitempty"`
 	JSONErrorMessage string `json:"json_error_message,omitempty"`
+	// TermID is the existing term of a menu_exists error.
+	TermID int64 `json:"term_id,omitempty"`
 }
 
 type cmsErrDetails struct {
@@ -144,7 +147,7 @@ func cmsErrorBody(e *schema.Error, status int) cmsError {
 			out.Data.Params = e.Params
 			out.Data.Details = map[string]cmsErrDetails{}
 			for n, msg := range e.Params {
-				out.Data.Details[n] = cmsErrDetails{Code: detailCode(msg), Message: msg, Data: nil}
+				out.Data.Details[n] = cmsErrDetails{Code: detailCode(msg), Message: msg, Data: e.DetailData[n]}
 			}
 		} else if e.Field != "" {
 			out.Message = "Invalid parameter(s): " + e.Field
@@ -156,6 +159,9 @@ func cmsErrorBody(e *schema.Error, status int) cmsError {
 	case "rest_missing_callback_param":
 		names := strings.Split(strings.TrimPrefix(e.Message, "Missing parameter(s): "), ", ")
 		out.Data.Params = names
+	case "menu_exists":
+		out.Data.TermID = e.TermID
+		out.AdditionalData = []any{e.TermID}
 	}
 	return out
 }
@@ -178,6 +184,10 @@ func detailCode(msg string) string {
 		return "rest_duplicate_items"
 	case msg == "Status is forbidden.":
 		return "rest_forbidden_status"
+	case msg == "Invalid menu location.":
+		return "rest_invalid_menu_location"
+	case strings.Contains(msg, " is not a valid ") && strings.Contains(msg, ". Reason: "):
+		return "rest_no_matching_schema" // a oneOf argument (a taxonomy filter) that matched no schema
 	case strings.HasSuffix(msg, "is not a valid property of Object."):
 		return "rest_additional_properties_forbidden"
 	}

@@ -17,37 +17,95 @@ type Handler func(ctx *fasthttp.RequestCtx, r *schema.Route)
 type Router struct {
 	trees   [2]*router.Router // by schema.Interface
 	methods [2]map[string]bool
+	// index matches every route of the table, served here or not, to the route itself (Match).
+	index [2]*router.Router
+	// at holds the routes at each route's path (schema.RoutesAt), for Allow headers.
+	at map[*schema.Route][]*schema.Route
 }
+
+// matchedKey is the ctx user value through which the index trees report a matched route.
+const matchedKey = "vitrine.pipeline.route"
 
 var routeMethods = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
 
 // NewRouter builds a router over routes. handler returns the handler of a route, or nil when this
 // process does not serve it (the route is then unmatched here).
 func NewRouter(routes []schema.Route, handler func(r *schema.Route) Handler) *Router {
-	rt := &Router{}
-	for i := range rt.trees {
+	rt := &Router{at: map[*schema.Route][]*schema.Route{}}
+	newTree := func() *router.Router {
 		t := router.New()
 		t.RedirectTrailingSlash = false
 		t.RedirectFixedPath = false
 		t.HandleOPTIONS = false
-		rt.trees[i] = t
+		return t
+	}
+	for i := range rt.trees {
+		rt.trees[i], rt.index[i] = newTree(), newTree()
 		rt.methods[i] = map[string]bool{}
 	}
 	for i := range routes {
 		r := &routes[i]
-		h := handler(r)
-		if h == nil {
-			continue
-		}
+		rt.at[r] = schema.RoutesAt(routes, r)
 		path := r.Path
 		if r.Interface == schema.CMS {
 			// WordPress captures ids with [\d]+: anything else is not the route.
 			path = strings.NewReplacer("{id}", "{id:[0-9]+}", "{parent}", "{parent:[0-9]+}").Replace(path)
 		}
+		rt.index[r.Interface].Handle(r.Method, path, func(ctx *fasthttp.RequestCtx) { ctx.SetUserValue(matchedKey, r) })
+		h := handler(r)
+		if h == nil {
+			continue
+		}
 		rt.trees[r.Interface].Handle(r.Method, path, func(ctx *fasthttp.RequestCtx) { h(ctx, r) })
 		rt.methods[r.Interface][r.Method] = true
 	}
 	return rt
+}
+
+// At returns the routes at r's path (schema.RoutesAt over the router's table), served here or
+// not: the methods an Allow header chooses from.
+func (rt *Router) At(r *schema.Route) []*schema.Route { return rt.at[r] }
+
+// Match finds the route of method and path in the whole table, served here or not, without
+// calling a handler (HEAD is GET; CMS paths match case-insensitively, as in Lookup). Path
+// parameters are set as ctx user values. It returns nil when no route matches.
+func (rt *Router) Match(ctx *fasthttp.RequestCtx, iface schema.Interface, method string, path []byte) *schema.Route {
+	if method == "HEAD" {
+		method = "GET"
+	}
+	h, _ := rt.index[iface].Lookup(method, string(path), ctx)
+	if h == nil && iface == schema.CMS && hasUpper(path) {
+		h, _ = rt.index[iface].Lookup(method, strings.ToLower(string(path)), ctx)
+	}
+	if h == nil {
+		return nil
+	}
+	h(ctx)
+	r, _ := ctx.UserValue(matchedKey).(*schema.Route)
+	return r
+}
+
+// MatchPath finds a route at path for any method (the first of GET, POST, PUT, PATCH, DELETE
+// that has one), as Match does: what an OPTIONS request describes.
+func (rt *Router) MatchPath(ctx *fasthttp.RequestCtx, iface schema.Interface, path []byte) *schema.Route {
+	for _, m := range routeMethods {
+		if r := rt.Match(ctx, iface, m, path); r != nil {
+			return r
+		}
+	}
+	return nil
+}
+
+// AllowValue joins allowed methods as an Allow header value ("GET, POST"); nil for none.
+func AllowValue(methods []string) []byte {
+	var b []byte
+	for i, m := range methods {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, m...)
+	}
+	return b
 }
 
 // Lookup finds the handler of a request (HEAD is served by GET routes). It returns nil when no

@@ -331,8 +331,8 @@ func filterValue(out *bytes.Buffer, v []byte, t *FieldTree, top bool) {
 // envelopeHeaders are the response headers that belong to the answer itself (WordPress's
 // response headers), carried inside an envelope rather than sent: X-WP-Total and X-WP-TotalPages
 // (as numbers, as WordPress's are), the answer's own Link (pagination, alternate; not the API
-// root's) and Location.
-var envelopeHeaders = []string{"X-WP-Total", "X-WP-TotalPages", "Link", "Location"}
+// root's), Location and Allow (WordPress's envelope carries every header of the answer).
+var envelopeHeaders = []string{"X-WP-Total", "X-WP-TotalPages", "Link", "Location", "Allow"}
 
 // IsAPIRootLink reports whether a Link value is the API root's, which every CMS answer carries.
 func IsAPIRootLink(v []byte) bool { return bytes.Contains(v, []byte(`rel="https://api.w.org/"`)) }

@@ -26,13 +26,6 @@ func canEditType(v Viewer, t *schema.PostType) bool {
 	return v.User != nil && v.User.Role.Can(t.Caps.Edit)
 }
 
-func allowFor(v Viewer, t *schema.PostType) []string {
-	if canEditType(v, t) {
-		return []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
-	}
-	return []string{"GET"}
-}
-
 func invalidParam(name, msg string) error {
 	return &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_invalid_param", Field: name, Message: msg,
 		Params: map[string]string{name: msg}}
@@ -146,7 +139,7 @@ func postsList(req *Request, args *schema.Args, info *schema.Tenant, t *schema.P
 		return Response{Err: err}
 	}
 	page, perPage := int(args.Int("page")), int(args.Int("per_page"))
-	q.Offset, q.Limit = (page-1)*perPage, perPage
+	q.Offset, q.Limit = schema.PageOffset(args.Int("page"), args.Int("per_page")), perPage
 	if off := int(args.Int("offset")); off != 0 {
 		q.Offset = off // WordPress: a non-zero offset replaces the page's
 	}
@@ -155,6 +148,7 @@ func postsList(req *Request, args *schema.Args, info *schema.Tenant, t *schema.P
 		d = deps(req.Tenant, []replica.Class{replica.Posts})
 	}
 	s := req.Tenant.Snapshot()
+	q.ChildTerms = s.ChildTerms() // include_children expands over the same snapshot's categories
 	posts, total := s.Posts(q)
 	totalPages := (total + perPage - 1) / perPage
 	if total > 0 && page > totalPages {
@@ -168,7 +162,7 @@ func postsList(req *Request, args *schema.Args, info *schema.Tenant, t *schema.P
 		if !t.PublicRead && !canEditType(v, t) {
 			continue
 		}
-		view := schema.RenderRecord(p, schema.PostRender{Context: context, Unlocked: canEditType(v, t), Allow: allowFor(v, t)}, st)
+		view := schema.RenderRecord(p, schema.PostRender{Context: context, Unlocked: canEditType(v, t), Allow: req.allow(t.Item(p.ID))}, st)
 		if pv, isPost := view.(*schema.PostView); isPost && embed {
 			embedPost(s, p, pv, rels, st)
 		}
@@ -193,48 +187,16 @@ func postItem(req *Request, args *schema.Args, info *schema.Tenant, t *schema.Po
 		return Response{Err: postNotFound}
 	}
 	context := args.Str("context")
-	scope := replica.Public
-	if canEditType(v, t) {
-		scope = replica.Full
-	}
 	var d []cache.Dep
 	if v.User == nil && v.PostPassword == "" {
 		d = deps(req.Tenant, nil, &cacheItem{schema.KindPost, id})
 	}
-	s := req.Tenant.Snapshot()
-	p := s.Post(schema.PostID(id), scope)
-	if !t.PublicRead && p == nil && scope == replica.Public {
-		// Records of types anonymous callers may not read are private: look in the full
-		// replica (the origin's) to tell a forbidden record from a missing one.
-		p = s.Post(schema.PostID(id), replica.Full)
-	}
-	if p == nil || p.Type != t.Name || (t.PublicRead && scope == replica.Public && !p.Public()) {
-		return Response{Err: postNotFound}
-	}
-	if !t.PublicRead && !canEditType(v, t) {
-		if t.Name == "nav_menu_item" {
-			return Response{Err: forbidden(v, "rest_cannot_view", "Sorry, you are not allowed to view menu items.")}
-		}
-		return Response{Err: forbidden(v, "rest_forbidden", "Sorry, you are not allowed to do that.")}
-	}
-	if context == "edit" && !canEditType(v, t) {
-		return Response{Err: forbidden(v, "rest_forbidden_context", "Sorry, you are not allowed to edit this post.")}
-	}
-	unlocked := canEditType(v, t)
-	if p.Protected || p.Password != "" {
-		if pw := args.Str("password"); pw != "" && !unlocked {
-			// Only the origin's full replica holds the password; an edge never sees one (it
-			// forwards requests that carry a password).
-			full := s.Post(schema.PostID(id), replica.Full)
-			if full.Password == "" || full.Password != pw {
-				return Response{Err: &schema.Error{Code: schema.CodeForbidden, CMSCode: "rest_post_incorrect_password",
-					Message: "Incorrect post password.", Status: 403}}
-			}
-			p, unlocked = full, true
-		}
+	s, p, unlocked, err := readablePost(req, t, context, args.Str("password")) // permitted.go
+	if err != nil {
+		return Response{Err: err}
 	}
 	st := site(info)
-	r := schema.PostRender{Context: context, Unlocked: unlocked, Allow: allowFor(v, t)}
+	r := schema.PostRender{Context: context, Unlocked: unlocked, Allow: req.allow(t.Item(p.ID))}
 	if t.Name != "nav_menu_item" {
 		r.ExcerptWords = int(args.Int("excerpt_length"))
 	}

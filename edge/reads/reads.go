@@ -39,6 +39,10 @@ type Request struct {
 	// Query returns a query parameter and whether it was sent.
 	Query  func(name string) (string, bool)
 	Viewer Viewer
+	// Allow, when set, lists the methods of the route at a rest path (a rendered record's self
+	// link) whose permission check the viewer passes for a GET of that link: its targetHints,
+	// as WordPress's get_target_hints_for_link. Nil renders GET alone.
+	Allow func(path string) []string
 }
 
 // Response is a rendered read.

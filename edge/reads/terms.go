@@ -32,13 +32,6 @@ func canManageTerms(v Viewer) bool {
 	return v.User != nil && v.User.Role.Can(schema.CapManageCategories)
 }
 
-func termAllow(v Viewer) []string {
-	if canManageTerms(v) {
-		return []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
-	}
-	return []string{"GET"}
-}
-
 var termNotFound = &schema.Error{Code: schema.CodeNotFound, CMSCode: "rest_term_invalid", Message: "Term does not exist."}
 
 func termsList(req *Request, args *schema.Args, info *schema.Tenant, tax string) Response {
@@ -126,7 +119,7 @@ func termsList(req *Request, args *schema.Args, info *schema.Tenant, tax string)
 		return c
 	})
 	page, perPage := int(args.Int("page")), int(args.Int("per_page"))
-	offset := (page - 1) * perPage
+	offset := schema.PageOffset(args.Int("page"), args.Int("per_page"))
 	if tax == schema.TaxTag {
 		if o := args.Get("offset"); o.Given {
 			offset = int(o.Int)
@@ -137,7 +130,7 @@ func termsList(req *Request, args *schema.Args, info *schema.Tenant, tax string)
 	st := site(info)
 	out := make([]*schema.TermView, 0, perPage)
 	for i := offset; i < total && i < offset+perPage; i++ {
-		out = append(out, schema.RenderTerm(all[i], context, counts[all[i].ID], termAllow(v), st))
+		out = append(out, schema.RenderTerm(all[i], context, counts[all[i].ID], req.allow(termPath(all[i])), st))
 	}
 	headers := [][2][]byte{
 		{[]byte("X-WP-Total"), []byte(strconv.Itoa(total))},
@@ -159,14 +152,16 @@ func termItem(req *Request, args *schema.Args, info *schema.Tenant, tax string) 
 	if v.User == nil {
 		d = deps(req.Tenant, []replica.Class{replica.Posts})
 	}
-	s := req.Tenant.Snapshot()
-	t := s.Term(schema.TermID(id))
-	if t == nil || t.Taxonomy != tax {
-		return Response{Err: termNotFound}
-	}
 	context := args.Str("context")
-	if context == "edit" && !canManageTerms(v) {
-		return Response{Err: forbidden(v, "rest_forbidden_context", "Sorry, you are not allowed to edit this term.")}
+	t, err := readableTerm(req, tax, context) // permitted.go
+	if err != nil {
+		return Response{Err: err}
 	}
-	return ok(schema.RenderTerm(t, context, s.TermCounts(tax)[t.ID], termAllow(v), site(info)), d)
+	s := req.Tenant.Snapshot()
+	return ok(schema.RenderTerm(t, context, s.TermCounts(tax)[t.ID], req.allow(termPath(t)), site(info)), d)
+}
+
+// termPath is the rest path of a term (its self link).
+func termPath(t *schema.Term) string {
+	return "/cms/v2/" + schema.TaxonomyBase(t.Taxonomy) + "/" + strconv.FormatInt(int64(t.ID), 10)
 }

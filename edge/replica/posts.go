@@ -45,8 +45,8 @@ type PostQuery struct {
 	// Terms are taxonomy clauses, combined with AND, or with OR when TaxOr.
 	Terms []TermClause
 	TaxOr bool
-	// ChildTerms returns the descendants of a term, for clauses with IncludeChildren. Nil
-	// expands nothing (the hook for the replicated term hierarchy).
+	// ChildTerms returns the descendants of a term, for clauses with IncludeChildren
+	// (Snapshot.ChildTerms gives the replica's hierarchy). Nil expands nothing.
 	ChildTerms func(taxonomy string, id schema.TermID) []schema.TermID
 	// OrderBy is date (default), author, id, include, include_slugs, menu_order, modified,
 	// parent, relevance (needs Search), slug or title; Asc reverses the default descending order
@@ -59,13 +59,18 @@ type PostQuery struct {
 }
 
 // TermClause is one taxonomy filter: records with any (or, with All, every) of Terms in the
-// taxonomy, or with none of them when Exclude.
+// taxonomy, or with none of them when Exclude. IncludeChildren adds each term's descendants to
+// Terms, as WordPress's tax query does: with any and none, a descendant counts as its ancestor;
+// with All, the record needs every term and every descendant, and terms given with one of their
+// descendants match nothing (WP_Tax_Query counts the repeated term as an inexistent one).
 type TermClause struct {
 	Taxonomy        string
 	Terms           []schema.TermID
 	All             bool
 	Exclude         bool
 	IncludeChildren bool
+	// none marks a clause WordPress refuses after expansion: it matches no record.
+	none bool
 }
 
 // PostTerms returns a record's terms in a taxonomy (by rest base: categories, tags, menus,
@@ -197,9 +202,17 @@ func newPostMatcher(q *PostQuery) *postMatcher {
 			continue // WordPress drops a clause without terms
 		}
 		if c.IncludeChildren && q.ChildTerms != nil {
-			ids := slices.Clone(c.Terms)
-			for _, t := range c.Terms {
-				ids = append(ids, q.ChildTerms(c.Taxonomy, t)...)
+			given := slices.Clone(c.Terms)
+			slices.Sort(given)
+			given = slices.Compact(given)
+			ids := make([]schema.TermID, 0, len(given))
+			seen := make(map[schema.TermID]bool, len(given))
+			for _, t := range given {
+				for _, id := range append(q.ChildTerms(c.Taxonomy, t), t) {
+					c.none = c.none || c.All && seen[id]
+					seen[id] = true
+					ids = append(ids, id)
+				}
 			}
 			c.Terms = ids
 		}
@@ -293,6 +306,7 @@ func (m *postMatcher) matchTerms(p *schema.Post) bool {
 		have := PostTerms(p, c.Taxonomy)
 		var ok bool
 		switch {
+		case c.none:
 		case c.Exclude:
 			ok = !slices.ContainsFunc(c.Terms, func(t schema.TermID) bool { return slices.Contains(have, t) })
 		case c.All:

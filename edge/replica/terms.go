@@ -56,6 +56,41 @@ func (s *Snapshot) Terms(taxonomy string) []*schema.Term {
 	return out
 }
 
+// ChildTerms returns the snapshot's term hierarchy as PostQuery.ChildTerms wants it: the
+// descendants of a category at every depth (WordPress's get_term_children), by taxonomy rest
+// base. Other taxonomies (tags, and every non-category filter) are flat: no children. The
+// parent-to-children map is built on the first call, once per query.
+func (s *Snapshot) ChildTerms() func(taxonomy string, id schema.TermID) []schema.TermID {
+	var children map[schema.TermID][]schema.TermID
+	return func(taxonomy string, id schema.TermID) []schema.TermID {
+		if taxonomy != schema.TaxonomyBase(schema.TaxCategory) {
+			return nil
+		}
+		if children == nil {
+			children = map[schema.TermID][]schema.TermID{}
+			for _, t := range s.Terms(schema.TaxCategory) {
+				if t.Parent != 0 {
+					children[t.Parent] = append(children[t.Parent], t.ID)
+				}
+			}
+		}
+		var out []schema.TermID
+		seen := map[schema.TermID]bool{id: true} // a cycle cannot be written; it would not loop here
+		for next := []schema.TermID{id}; len(next) > 0; {
+			parent := next[0]
+			next = next[1:]
+			for _, c := range children[parent] {
+				if !seen[c] {
+					seen[c] = true
+					out = append(out, c)
+					next = append(next, c)
+				}
+			}
+		}
+		return out
+	}
+}
+
 // TermCounts returns how many published posts carry each term of the taxonomy (WordPress's
 // term count). It walks the public posts: one pass per rendered term body, which the edge
 // caches until a post or a term changes.

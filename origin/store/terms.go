@@ -80,6 +80,9 @@ func (tx *Tx) UniqueTermSlug(ctx context.Context, t *schema.Tenant, taxonomy, sl
 }
 
 func (tx *Tx) saveTerm(ctx context.Context, t *schema.Tenant, old, term *schema.Term) error {
+	if (old != nil && old.Taxonomy == schema.TaxNavMenu) || (term != nil && term.Taxonomy == schema.TaxNavMenu) {
+		return nil // menus are not replicated (menus.go)
+	}
 	l, err := tx.tenantLog(ctx, t)
 	if err != nil {
 		return err
@@ -199,7 +202,7 @@ func without(ids []schema.TermID, id schema.TermID) []schema.TermID {
 
 // snapshotTerms emits the terms of a tenant for a snapshot.
 func (tx *Tx) snapshotTerms(ctx context.Context, tenantID string, emit emitFunc) error {
-	return eachRow(ctx, tx, `SELECT `+termColumns+` FROM terms WHERE tenant_id = $1 ORDER BY id`, tenantID, func(row pgx.Rows) error {
+	return eachRow(ctx, tx, `SELECT `+termColumns+` FROM terms WHERE tenant_id = $1 AND taxonomy <> 'nav_menu' ORDER BY id`, tenantID, func(row pgx.Rows) error {
 		term, err := scanTerm(row)
 		if err != nil {
 			return err
