@@ -127,11 +127,11 @@ func TestCMSEditorAndAnonymousShareNoAnswer(t *testing.T) {
 	cases := []struct {
 		name, uri  string
 		editorSees string // in the editor's answer
-		anonStatus int    // WordPress says 401 for a draft or private item; an edge holds only public
-		// content, so it cannot tell them from ids that do not exist and says 404 (README)
+		anonStatus int    // WordPress says 401 for a draft or private item: edges know it exists
+		// from its existence marker, and nothing more of it (README)
 	}{
-		{"draft item", rest("/cms/v2/posts/" + draft), "SECRET-DRAFT-BODY", 404},
-		{"private item", rest("/cms/v2/posts/" + private), "SECRET-PRIVATE-BODY", 404},
+		{"draft item", rest("/cms/v2/posts/" + draft), "SECRET-DRAFT-BODY", 401},
+		{"private item", rest("/cms/v2/posts/" + private), "SECRET-PRIVATE-BODY", 401},
 		{"public item, edit context", rest("/cms/v2/posts/" + pub + "&context=edit"), `"raw"`, 401},
 		{"public item", rest("/cms/v2/posts/" + pub), "Everyone reads this.", 200},
 		{"collection", rest("/cms/v2/posts&per_page=100"), "Public news", 200},

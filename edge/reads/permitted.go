@@ -65,8 +65,20 @@ func readablePost(req *Request, t *schema.PostType, context, password string) (s
 		// replica (the origin's) to tell a forbidden record from a missing one.
 		p = s.Post(schema.PostID(id), replica.Full)
 	}
-	if p == nil || p.Type != t.Name || (t.PublicRead && scope == replica.Public && !p.Public()) {
+	if p != nil && p.Type != t.Name {
 		return nil, nil, false, postNotFound
+	}
+	if p == nil || (t.PublicRead && scope == replica.Public && !p.Public()) {
+		// A record the caller may not read is not a missing one (WordPress: get_post finds it,
+		// check_read_permission refuses it). The origin's full replica holds it; an edge holds
+		// its existence marker only.
+		if !recordExists(s, schema.PostID(id), t) {
+			return nil, nil, false, postNotFound
+		}
+		if context == "edit" {
+			return nil, nil, false, forbidden(v, "rest_forbidden_context", "Sorry, you are not allowed to edit this post.")
+		}
+		return nil, nil, false, forbidden(v, "rest_forbidden", "Sorry, you are not allowed to do that.")
 	}
 	if !t.PublicRead && !canEditType(v, t) {
 		if t.Name == "nav_menu_item" {
@@ -89,6 +101,15 @@ func readablePost(req *Request, t *schema.PostType, context, password string) (s
 		p, unlocked = full, true
 	}
 	return s, p, unlocked, nil
+}
+
+// recordExists reports whether a record of type t exists under id, public or not.
+func recordExists(s *replica.Snapshot, id schema.PostID, t *schema.PostType) bool {
+	if p := s.Post(id, replica.Full); p != nil {
+		return p.Type == t.Name
+	}
+	m := s.PostMarker(id)
+	return m != nil && m.Type == t.Name
 }
 
 // readableTerm finds the term of the id path parameter in a taxonomy, readable in context.

@@ -25,6 +25,8 @@ type merch struct {
 	sectionList []*schema.Section // by position, then id
 	// authors are the staff users' public profiles (authors.go).
 	authors *immutable.Map[schema.UserID, slot[schema.Author]]
+	// markers are the existence markers of CMS records without a public state (markers.go).
+	markers *immutable.Map[schema.PostID, slot[schema.PostMarker]]
 }
 
 func emptyMerch() merch {
@@ -36,6 +38,7 @@ func emptyMerch() merch {
 		stats:         immutable.NewMap[schema.ProductID, slot[schema.ProductStats]](intHasher[schema.ProductID]{}),
 		terms:         emptyTerms(),
 		authors:       immutable.NewMap[schema.UserID, slot[schema.Author]](intHasher[schema.UserID]{}),
+		markers:       immutable.NewMap[schema.PostID, slot[schema.PostMarker]](intHasher[schema.PostID]{}),
 	}
 }
 
@@ -131,6 +134,8 @@ func (b *builder) applyMerch(c *schema.Change) (ok bool, err error) {
 		return true, b.applyTerm(c)
 	case schema.KindAuthor:
 		return true, b.applyAuthor(c)
+	case schema.KindPostMarker:
+		return true, b.applyMarker(c)
 	default:
 		return false, nil
 	}
@@ -234,4 +239,8 @@ func (s *Snapshot) digestMerch(add func(kind schema.Kind, id string, pub, priv a
 	}
 	s.digestTerms(add)
 	s.digestAuthors(add)
+	for it := s.merch.markers.Iterator(); !it.Done(); {
+		id, sl, _ := it.Next()
+		add(schema.KindPostMarker, schema.IDString(id), sl.pub, nil, sl.pub != nil, false)
+	}
 }

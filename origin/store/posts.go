@@ -186,8 +186,35 @@ func (tx *Tx) savePost(ctx context.Context, t *schema.Tenant, old, p *schema.Pos
 	if err != nil {
 		return err
 	}
+	if err := tx.saveMarker(l, old, p); err != nil {
+		return err
+	}
 	return tx.writeEntity(l, schema.KindPost, schema.IDString(p.ID), PostStates(old), PostStates(p),
 		func(v int64) { p.Version = v }, func(vis schema.Visibility) any { return PostState(p, vis) })
+}
+
+// saveMarker records the existence marker of a record without a public state when it appears,
+// changes (type, status) or goes (the record became public, or was deleted: p nil). It runs
+// before the record's own write, so the marker's version is below the record's, which a snapshot
+// gives the marker.
+func (tx *Tx) saveMarker(l *logState, old, p *schema.Post) error {
+	was, is := schema.MarkerOf(old), schema.MarkerOf(p)
+	if (was == nil && is == nil) || (was != nil && is != nil && *was == *is) {
+		return nil
+	}
+	var oldVis, newVis []schema.Visibility
+	if was != nil {
+		oldVis = pubOnly
+	}
+	if is != nil {
+		newVis = pubOnly
+	}
+	id := old
+	if p != nil {
+		id = p
+	}
+	return tx.writeEntity(l, schema.KindPostMarker, schema.IDString(id.ID), oldVis, newVis, nil,
+		func(schema.Visibility) any { return is })
 }
 
 // DeletePost deletes a post for good (the CMS "force" delete).
@@ -198,6 +225,9 @@ func (tx *Tx) DeletePost(ctx context.Context, t *schema.Tenant, id schema.PostID
 	}
 	l, err := tx.tenantLog(ctx, t)
 	if err != nil {
+		return nil, err
+	}
+	if err := tx.saveMarker(l, p, nil); err != nil {
 		return nil, err
 	}
 	if err := tx.writeEntity(l, schema.KindPost, schema.IDString(id), PostStates(p), nil, nil, nil); err != nil {

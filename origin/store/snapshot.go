@@ -135,6 +135,9 @@ func (tx *Tx) snapshotTenant(ctx context.Context, tenantID string, emit emitFunc
 				return err
 			}
 		}
+		if m := schema.MarkerOf(p); m != nil {
+			return emit(schema.KindPostMarker, schema.IDString(p.ID), schema.Pub, m, p.Version)
+		}
 		return nil
 	})
 }
