@@ -10,8 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -57,6 +60,13 @@ func runDev(ctx context.Context, args []string) error {
 	if err := f.Parse(args); err != nil {
 		return err
 	}
+	// The demo store is served at the edge's own address, which is its canonical base: clients
+	// reach it, and every URL it renders, without resolving a name or sending a tenant header.
+	ds, err := devStoreAt(*edgeAddr, *tenantSlug, *ef.platformDomain)
+	if err != nil {
+		return err
+	}
+	tenantURL := ds.base
 	log := c.logger("dev")
 	if err := os.MkdirAll(*dataDir, 0o755); err != nil {
 		return err
@@ -111,9 +121,7 @@ func runDev(ctx context.Context, args []string) error {
 	}
 	defer esrv.Close()
 
-	_, port, _ := net.SplitHostPort(*edgeAddr)
-	tenantURL := "http://" + *tenantSlug + ".localhost:" + port
-	password, sample, card, err := ensureDemo(gctx, db, key, *tenantSlug, tenantURL, *products, *posts)
+	password, sample, card, err := ensureDemo(gctx, db, key, *tenantSlug, ds, *products, *posts)
 	if err != nil {
 		g.cancel()
 		g.Wait()
@@ -144,7 +152,8 @@ func runDev(ctx context.Context, args []string) error {
 	}
 	fmt.Printf(`
 Vitrine is running.
-  edge     %s   store %q: Host %s, or header X-Tenant-Slug: %s
+  edge     %s   store %q (also as Host %s, or with header X-Tenant-Slug: %s)
+  cms      %s/index.php?rest_route=/   (WordPress clients: WPAPI.discover('%s/'))
   origin   %s
   metrics  %s/metrics
   nats     %s
@@ -152,13 +161,13 @@ Vitrine is running.
   shopper  gift card %s (balance %s), coupon WELCOME10 (10%% off)
 
 Try:
-  curl -s %s/api/products?per_page=2
-  curl -s -H 'X-Tenant-Slug: %s' %s/api/categories
+  curl -s '%s/api/products?per_page=2'
+  curl -s '%s/index.php?rest_route=/cms/v2/posts&per_page=3'
   curl -s -u 'admin:%s' -X PATCH %s/api/admin/products/%d -H 'Content-Type: application/json' -d '{"title":"Renamed"}'
 
 Wrote %s. Ctrl-C stops everything.
-`, info.EdgeURL, *tenantSlug, strings.TrimPrefix(tenantURL, "http://"), *tenantSlug, info.OriginURL, info.OpsURL, natsURL,
-		info.AdminUser, schema.ChunkAppPassword(password), card.code, card.balance, tenantURL, *tenantSlug, info.EdgeURL, password, tenantURL, sample,
+`, tenantURL, *tenantSlug, ds.alias, *tenantSlug, tenantURL, tenantURL, info.OriginURL, info.OpsURL, natsURL,
+		info.AdminUser, schema.ChunkAppPassword(password), card.code, card.balance, tenantURL, tenantURL, password, tenantURL, sample,
 		filepath.Join(*dataDir, "dev.json"))
 	<-gctx.Done()
 	return g.Wait()
@@ -177,17 +186,103 @@ func devSecret(path string) ([]byte, error) {
 	return k[:], nil
 }
 
+// devStore is where `vitrine dev` serves its demo store: at the edge's own address, which is
+// the store's canonical base and one of its domains, so that a client reaches the store and every
+// URL it renders without resolving a name (Node and Python do not map *.localhost to the
+// loopback) and without a tenant header.
+type devStore struct {
+	// base is the canonical base URL ("http://127.0.0.1:8080").
+	base string
+	// host is base's host without the port, a domain of the store ("127.0.0.1").
+	host string
+	// port is the edge's port.
+	port string
+	// platformDomain is the edge's platform domain: other stores answer at
+	// <slug>.<platformDomain>:<port>.
+	platformDomain string
+	// alias is the store's host under the platform domain, with the port ("demo.localhost:8080").
+	alias string
+}
+
+// devStoreAt derives where the demo store is served from the edge's listen address: its host
+// (127.0.0.1 when the edge listens on every interface) and port.
+func devStoreAt(edgeAddr, slug, platformDomain string) (devStore, error) {
+	host, port, err := net.SplitHostPort(edgeAddr)
+	if err != nil {
+		return devStore{}, fmt.Errorf("-edge-addr %q: %w", edgeAddr, err)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n <= 0 || n > 65535 {
+		return devStore{}, fmt.Errorf("-edge-addr %q: vitrine dev needs a port number (the demo store's canonical base names it)", edgeAddr)
+	}
+	ip := net.ParseIP(host)
+	switch {
+	case host == "" || ip != nil && ip.IsUnspecified():
+		host = "127.0.0.1"
+	case ip != nil && ip.To4() != nil:
+		host = ip.To4().String()
+	case ip != nil:
+		return devStore{}, fmt.Errorf("-edge-addr %q: the demo store is named by the edge's address, which must be an IPv4 address or a host name", edgeAddr)
+	}
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	if err := schema.ValidateHostName(host); err != nil {
+		return devStore{}, fmt.Errorf("-edge-addr %q: %v", edgeAddr, err)
+	}
+	return devStore{base: "http://" + net.JoinHostPort(host, port), host: host, port: port, platformDomain: platformDomain,
+		alias: slug + "." + platformDomain + ":" + port}, nil
+}
+
+// placeDemo serves the demo store at ds: its canonical base becomes ds.base and ds.host one of
+// its domains. A database of an earlier start (another port, or from before the store was served
+// at the edge's address) is updated. Another store holding ds.host (the demo store of an earlier
+// start with another -tenant) loses it, and its base goes back to its host under the platform
+// domain if it was on ds.host.
+func placeDemo(ctx context.Context, db *store.DB, t *schema.Tenant, ds devStore) (*schema.Tenant, error) {
+	all, err := db.Tenants(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range all {
+		if o.Slug == t.Slug || !slices.Contains(o.Domains, ds.host) {
+			continue
+		}
+		_, err := db.UpdateTenant(ctx, o.Slug, func(o *schema.Tenant) error {
+			o.Domains = slices.DeleteFunc(o.Domains, func(d string) bool { return d == ds.host })
+			if u, err := url.Parse(o.BaseURL); err == nil && u.Hostname() == ds.host && ds.platformDomain != "" {
+				o.BaseURL = "http://" + o.Slug + "." + ds.platformDomain + ":" + ds.port
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if t.BaseURL == ds.base && slices.Contains(t.Domains, ds.host) {
+		return t, nil
+	}
+	return db.UpdateTenant(ctx, t.Slug, func(t *schema.Tenant) error {
+		t.BaseURL = ds.base
+		if !slices.Contains(t.Domains, ds.host) {
+			t.Domains = append(t.Domains, ds.host)
+		}
+		return nil
+	})
+}
+
 // demoCard is the demo gift card, as the dev banner shows it.
 type demoCard struct{ code, balance string }
 
-// ensureDemo creates the demo tenant, its admin and its catalog on first start, and returns a new
-// application password for the admin (replacing the previous dev one), the id of one of its
-// products, for the examples it prints, and its demo gift card.
-func ensureDemo(ctx context.Context, db *store.DB, key []byte, slug, baseURL string, products, posts int) (string, schema.ProductID, demoCard, error) {
+// ensureDemo creates the demo tenant, its admin and its catalog on first start, serves the tenant
+// at ds (placeDemo, also on a database of an earlier start), and returns a new application
+// password for the admin (replacing the previous dev one), the id of one of its products, for the
+// examples it prints, and its demo gift card.
+func ensureDemo(ctx context.Context, db *store.DB, key []byte, slug string, ds devStore, products, posts int) (string, schema.ProductID, demoCard, error) {
 	t, err := db.TenantBySlug(ctx, slug)
 	if schema.ErrorCode(err) == schema.CodeNotFound {
-		t = &schema.Tenant{Slug: slug, Name: "Vitrine Demo Store", BaseURL: baseURL, Timezone: "Europe/Paris", Currencies: []string{"USD"}}
+		t = &schema.Tenant{Slug: slug, Name: "Vitrine Demo Store", BaseURL: ds.base, Timezone: "Europe/Paris", Currencies: []string{"USD"}}
 		err = db.CreateTenant(ctx, t)
+	}
+	if err == nil {
+		t, err = placeDemo(ctx, db, t, ds)
 	}
 	if err != nil {
 		return "", 0, demoCard{}, err

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the browser and client tests (cmd/vitrine TestBrowserStorefront,
-# TestAuthorizeApplicationBrowser, TestWordPressClients) need, when it is missing: Debian's
+# TestAuthorizeApplicationBrowser, TestWordPressClients, TestDevWordPressClient) need, when it is missing: Debian's
 # chromium, Node.js with npm, and e2e/node_modules (playwright-core, wpapi and
 # @wordpress/api-fetch, pinned by e2e/package-lock.json; reinstalled when the lock file changes). Idempotent and quiet when everything is there. Exits non-zero when
 # something cannot be installed, so that `make test` never passes with the browser test skipped.
