@@ -48,27 +48,15 @@ test: fmt-check vet
 soak: check-go
 	@./deploy/local/soak.sh
 
-# Longer fuzzing of every decoder of untrusted input (the seeds also run in make test).
+# Longer fuzzing of every decoder of untrusted input (the seeds also run in make test): every
+# Fuzz function of every package, found in the test files, each for FUZZTIME.
 fuzz: check-go
-	$(GO) test ./schema -run '^$$' -fuzz FuzzDecodeChange -fuzztime $(FUZZTIME)
-	$(GO) test ./schema -run '^$$' -fuzz FuzzParseArgs -fuzztime $(FUZZTIME)
-	$(GO) test ./schema -run '^$$' -fuzz FuzzParseRate -fuzztime $(FUZZTIME)
-	$(GO) test ./schema -run '^$$' -fuzz FuzzRenderContent -fuzztime $(FUZZTIME)
-	$(GO) test ./origin -run '^$$' -fuzz FuzzDecodeBodies -fuzztime $(FUZZTIME)
-	$(GO) test ./origin -run '^$$' -fuzz FuzzSessionToken -fuzztime $(FUZZTIME)
-	$(GO) test ./origin -run '^$$' -fuzz FuzzRequestArgs -fuzztime $(FUZZTIME)
-	$(GO) test ./origin -run '^$$' -fuzz FuzzValidRedirect -fuzztime $(FUZZTIME)
-	$(GO) test ./edge/cache -run '^$$' -fuzz FuzzBody -fuzztime $(FUZZTIME)
-	$(GO) test ./edge -run '^$$' -fuzz FuzzRequests -fuzztime $(FUZZTIME)
-	$(GO) test ./edge/replica -run '^$$' -fuzz FuzzLookupHost -fuzztime $(FUZZTIME)
-	$(GO) test ./edge/reads -run '^$$' -fuzz FuzzCatalogArguments -fuzztime $(FUZZTIME)
-	$(GO) test ./edge/reads -run '^$$' -fuzz FuzzConverter -fuzztime $(FUZZTIME)
-	$(GO) test ./schema -run '^$$' -fuzz FuzzComputeTotals -fuzztime $(FUZZTIME)
-	$(GO) test ./schema -run '^$$' -fuzz FuzzShopperInput -fuzztime $(FUZZTIME)
-	$(GO) test ./edge/pipeline -run '^$$' -fuzz FuzzClientAddr -fuzztime $(FUZZTIME)
-	$(GO) test ./edge/search -run '^$$' -fuzz FuzzSearch -fuzztime $(FUZZTIME)
-	$(GO) test ./origin/shopify -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME)
-	$(GO) test ./origin/shopify -run '^$$' -fuzz FuzzParseMinor -fuzztime $(FUZZTIME)
+	@set -e; for f in $$(git ls-files '*_test.go' 2>/dev/null || find . -name '*_test.go'); do \
+	  for fn in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$$f"); do \
+	    echo "fuzz: $$(dirname $$f) $$fn" >&2; \
+	    $(GO) test "./$$(dirname $$f)" -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME); \
+	  done; \
+	done
 
 clean:
 	rm -rf bin

@@ -141,8 +141,8 @@ func (s *Server) createAppPasswordFor(ctx *fasthttp.RequestCtx, rq *request, u *
 		}
 		return nil, err
 	}
-	pw := NewAppPassword()
-	a, err := s.db.NewAppPassword(ctx, rq.info, u.ID, name, appID, HashAppPassword(s.cfg.Secret, pw))
+	pw := schema.NewAppPassword()
+	a, err := s.db.NewAppPassword(ctx, rq.info, u.ID, name, appID, schema.HashAppPassword(s.cfg.Secret, pw))
 	if err != nil {
 		return nil, err
 	}

@@ -246,7 +246,7 @@ func (s *Server) authorizeApp(ctx *fasthttp.RequestCtx, rq *request) {
 		if post && action == "signin" {
 			if nonce == "" || !hmac.Equal([]byte(arg("csrf")), []byte(s.csrfFor("signin:"+nonce))) {
 				view.Error = "Your sign-in form expired. Please try again."
-			} else if u, err := s.db.Authenticate(ctx, rq.info, arg("login"), HashAppPassword(s.cfg.Secret, arg("password"))); err != nil {
+			} else if u, err := s.db.Authenticate(ctx, rq.info, arg("login"), schema.HashAppPassword(s.cfg.Secret, arg("password"))); err != nil {
 				view.Error = "Unknown username or incorrect application password."
 			} else {
 				setCookie(adminSessionCookie, s.sessionToken(rq.info.ID, u.ID, now.Add(adminSessionTTL)), int(adminSessionTTL/time.Second))
@@ -255,7 +255,7 @@ func (s *Server) authorizeApp(ctx *fasthttp.RequestCtx, rq *request) {
 				return
 			}
 		}
-		nonce = NewAppPassword()
+		nonce = schema.NewAppPassword()
 		setCookie(adminNonceCookie, nonce, int(adminSessionTTL/time.Second))
 		view.Step, view.CSRF = "signin", s.csrfFor("signin:"+nonce)
 		status := 200

@@ -26,13 +26,9 @@ package origin
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"log/slog"
-	"math/big"
 	"strconv"
 	"time"
 
@@ -357,34 +353,9 @@ func (s *Server) authenticate(ctx *fasthttp.RequestCtx, iface schema.Interface, 
 	if !ok || len(login) == 0 {
 		return nil, invalid
 	}
-	hash := HashAppPassword(s.cfg.Secret, string(password))
+	hash := schema.HashAppPassword(s.cfg.Secret, string(password))
 	ip := pipeline.ClientIP(ctx, s.fromEdge(ctx))
 	return s.db.AuthenticateUse(ctx, t, string(login), hash, string(ip), time.Now())
-}
-
-// HashAppPassword returns the keyed hash stored for an application password: HMAC-SHA256 with
-// the server secret of the password stripped of what WordPress ignores (spaces).
-func HashAppPassword(secret []byte, password string) []byte {
-	mac := hmac.New(sha256.New, secret)
-	mac.Write([]byte(schema.NormalizeAppPassword(password)))
-	return mac.Sum(nil)
-}
-
-const appPasswordAlphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-
-// NewAppPassword returns a new application password: schema.AppPasswordLen random letters and
-// digits (about 143 bits).
-func NewAppPassword() string {
-	b := make([]byte, schema.AppPasswordLen)
-	n := big.NewInt(int64(len(appPasswordAlphabet)))
-	for i := range b {
-		k, err := rand.Int(rand.Reader, n)
-		if err != nil {
-			panic("origin: crypto/rand: " + err.Error())
-		}
-		b[i] = appPasswordAlphabet[k.Int64()]
-	}
-	return string(b)
 }
 
 // read answers the read routes from the origin's full replica.

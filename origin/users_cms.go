@@ -480,5 +480,5 @@ func (s *Server) requestPasswordHash(ctx *fasthttp.RequestCtx) []byte {
 	if !ok {
 		return nil
 	}
-	return HashAppPassword(s.cfg.Secret, string(pw))
+	return schema.HashAppPassword(s.cfg.Secret, string(pw))
 }

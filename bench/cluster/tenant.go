@@ -9,7 +9,6 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"vitrine/origin"
 	"vitrine/origin/seed"
 	"vitrine/schema"
 )
@@ -55,8 +54,8 @@ func (c *Cluster) CreateTenant(ctx context.Context, slug string, opt TenantOptio
 	if err := c.DB.CreateUser(ctx, tn, u); err != nil {
 		return nil, fmt.Errorf("cluster: create the administrator of %s: %w", slug, err)
 	}
-	pw := origin.NewAppPassword()
-	if _, err := c.DB.CreateAppPassword(ctx, tn, u.ID, "bench", origin.HashAppPassword(c.Secret, pw)); err != nil {
+	pw := schema.NewAppPassword()
+	if _, err := c.DB.CreateAppPassword(ctx, tn, u.ID, "bench", schema.HashAppPassword(c.Secret, pw)); err != nil {
 		return nil, fmt.Errorf("cluster: application password: %w", err)
 	}
 	t := &Tenant{Tenant: tn, Host: slug + ".localhost", Auth: "Basic " + base64.StdEncoding.EncodeToString([]byte("admin:"+pw))}

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"vitrine/origin"
 	"vitrine/origin/seed"
 	"vitrine/origin/store"
 	"vitrine/schema"
@@ -232,8 +231,8 @@ func userCommand(ctx context.Context, c common, secret, tenant string) ([]byte, 
 }
 
 func newPassword(ctx context.Context, db *store.DB, key []byte, t *schema.Tenant, user schema.UserID, name string) (string, error) {
-	pw := origin.NewAppPassword()
-	if _, err := db.CreateAppPassword(ctx, t, user, name, origin.HashAppPassword(key, pw)); err != nil {
+	pw := schema.NewAppPassword()
+	if _, err := db.CreateAppPassword(ctx, t, user, name, schema.HashAppPassword(key, pw)); err != nil {
 		return "", err
 	}
 	return pw, nil

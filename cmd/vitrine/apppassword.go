@@ -6,7 +6,6 @@ import (
 	"os"
 	"text/tabwriter"
 
-	"vitrine/origin"
 	"vitrine/origin/store"
 	"vitrine/schema"
 )
@@ -65,8 +64,8 @@ func runUserAppPassword(ctx context.Context, args []string) error {
 				return fmt.Errorf("%s already has an application password named %q (names are unique per user)", u.Login, *name)
 			}
 		}
-		pw := origin.NewAppPassword()
-		a, err := db.NewAppPassword(ctx, t, u.ID, *name, *appID, origin.HashAppPassword(key, pw))
+		pw := schema.NewAppPassword()
+		a, err := db.NewAppPassword(ctx, t, u.ID, *name, *appID, schema.HashAppPassword(key, pw))
 		if err != nil {
 			return err
 		}

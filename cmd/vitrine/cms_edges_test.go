@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"vitrine/edge"
-	"vitrine/origin"
 	"vitrine/schema"
 	"vitrine/sync/relay"
 )
@@ -188,8 +187,8 @@ func cmsUser(t *testing.T, s *system, tn *schema.Tenant, login string, role sche
 	if err := s.db.CreateUser(ctx, tn, u); err != nil {
 		t.Fatal(err)
 	}
-	pw := origin.NewAppPassword()
-	if _, err := s.db.CreateAppPassword(ctx, tn, u.ID, "tests", origin.HashAppPassword(s.key, pw)); err != nil {
+	pw := schema.NewAppPassword()
+	if _, err := s.db.CreateAppPassword(ctx, tn, u.ID, "tests", schema.HashAppPassword(s.key, pw)); err != nil {
 		t.Fatal(err)
 	}
 	return pw

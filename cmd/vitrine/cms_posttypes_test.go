@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"vitrine/edge"
-	"vitrine/origin"
 	"vitrine/schema"
 	"vitrine/sync/relay"
 )
@@ -26,8 +25,8 @@ func TestCMSPostTypes(t *testing.T) {
 	if err := s.db.CreateUser(context.Background(), tn, author); err != nil {
 		t.Fatal(err)
 	}
-	authorPW := origin.NewAppPassword()
-	if _, err := s.db.CreateAppPassword(context.Background(), tn, author.ID, "tests", origin.HashAppPassword(s.key, authorPW)); err != nil {
+	authorPW := schema.NewAppPassword()
+	if _, err := s.db.CreateAppPassword(context.Background(), tn, author.ID, "tests", schema.HashAppPassword(s.key, authorPW)); err != nil {
 		t.Fatal(err)
 	}
 	writer := basic("writer", authorPW)

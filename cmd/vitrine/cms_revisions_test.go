@@ -15,7 +15,6 @@ import (
 	"testing"
 
 	"vitrine/edge/replica"
-	"vitrine/origin"
 	"vitrine/origin/store"
 	"vitrine/schema"
 )
@@ -35,8 +34,8 @@ func newRevisionSite(t *testing.T) *revisionSite {
 	if err := c.s.db.CreateUser(ctx, c.tn, u); err != nil {
 		t.Fatal(err)
 	}
-	pw := origin.NewAppPassword()
-	if _, err := c.s.db.CreateAppPassword(ctx, c.tn, u.ID, "tests", origin.HashAppPassword(c.s.key, pw)); err != nil {
+	pw := schema.NewAppPassword()
+	if _, err := c.s.db.CreateAppPassword(ctx, c.tn, u.ID, "tests", schema.HashAppPassword(c.s.key, pw)); err != nil {
 		t.Fatal(err)
 	}
 	c.auth[schema.RoleContributor], c.users[schema.RoleContributor] = basic(u.Login, pw), u

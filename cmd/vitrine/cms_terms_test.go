@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"vitrine/edge"
-	"vitrine/origin"
 	"vitrine/origin/store"
 	"vitrine/schema"
 	"vitrine/sync/relay"
@@ -48,8 +47,8 @@ func newCMSSite(t *testing.T) *cmsSite {
 		if err := s.db.CreateUser(ctx, tn, u); err != nil {
 			t.Fatal(err)
 		}
-		pw := origin.NewAppPassword()
-		if _, err := s.db.CreateAppPassword(ctx, tn, u.ID, "tests", origin.HashAppPassword(s.key, pw)); err != nil {
+		pw := schema.NewAppPassword()
+		if _, err := s.db.CreateAppPassword(ctx, tn, u.ID, "tests", schema.HashAppPassword(s.key, pw)); err != nil {
 			t.Fatal(err)
 		}
 		c.auth[r], c.users[r] = basic(u.Login, schema.ChunkAppPassword(pw)), u

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"vitrine/edge"
-	"vitrine/origin"
 	"vitrine/schema"
 	"vitrine/sync/relay"
 )
@@ -40,8 +39,8 @@ func TestWordPressClients(t *testing.T) {
 	if err := s.db.CreateUser(ctx, tn, u); err != nil {
 		t.Fatal(err)
 	}
-	pw := origin.NewAppPassword()
-	if _, err := s.db.CreateAppPassword(ctx, tn, u.ID, "clients", origin.HashAppPassword(s.key, pw)); err != nil {
+	pw := schema.NewAppPassword()
+	if _, err := s.db.CreateAppPassword(ctx, tn, u.ID, "clients", schema.HashAppPassword(s.key, pw)); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range s.replicas {

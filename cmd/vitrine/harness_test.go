@@ -304,8 +304,8 @@ func (s *system) tenant(slug string) (*schema.Tenant, string) {
 	if err := s.db.CreateUser(ctx, tn, u); err != nil {
 		s.t.Fatal(err)
 	}
-	pw := origin.NewAppPassword()
-	if _, err := s.db.CreateAppPassword(ctx, tn, u.ID, "tests", origin.HashAppPassword(s.key, pw)); err != nil {
+	pw := schema.NewAppPassword()
+	if _, err := s.db.CreateAppPassword(ctx, tn, u.ID, "tests", schema.HashAppPassword(s.key, pw)); err != nil {
 		s.t.Fatal(err)
 	}
 	if err := s.db.Tx(ctx, func(tx *store.Tx) error {

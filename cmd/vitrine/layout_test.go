@@ -64,6 +64,14 @@ func TestImportDirections(t *testing.T) {
 		{"vitrine/origin", []func(string) bool{exact("vitrine/edge"), prefix("vitrine/sync/relay"), prefix("github.com/nats-io/nats-server")},
 			"the origin may use the read engine and pipeline, not the edge server"},
 	}
+	directRules := []struct {
+		root   string
+		forbid func(imp string) bool
+		why    string
+	}{
+		{"vitrine/bench", exact("vitrine/origin"), "the bench sets tenants up through the store and schema, never the origin's handlers"},
+		{"vitrine/origin", prefix("vitrine/edge/cache"), "the origin caches no rendered bodies"},
+	}
 	// Test-support packages start real servers on purpose.
 	testSupport := map[string]bool{"vitrine/origin/store/storetest": true, "vitrine/sync/natstest": true}
 	pgxImporters := map[string]bool{"vitrine/origin/store": true, "vitrine/origin/store/storetest": true}
@@ -86,6 +94,13 @@ func TestImportDirections(t *testing.T) {
 		for _, imp := range p.Imports {
 			if strings.HasPrefix(imp, "github.com/jackc/pgx") && !pgxImporters[p.ImportPath] {
 				t.Errorf("%s imports %s: only the origin's store package imports pgx", p.ImportPath, imp)
+			}
+			// Direct imports only: the origin reaches the rendered cache's dependency type through
+			// the read engine, never the cache itself.
+			for _, r := range directRules {
+				if under(p.ImportPath, r.root) && r.forbid(imp) {
+					t.Errorf("%s imports %s: %s", p.ImportPath, imp, r.why)
+				}
 			}
 		}
 	}

@@ -19,7 +19,6 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"vitrine/origin"
 	"vitrine/origin/store"
 	"vitrine/schema"
 )
@@ -592,8 +591,8 @@ func TestPostPurchase(t *testing.T) {
 			if err := sh.s.db.CreateUser(ctx, sh.tn, u); err != nil {
 				t.Fatal(err)
 			}
-			pw := origin.NewAppPassword()
-			if _, err := sh.s.db.CreateAppPassword(ctx, sh.tn, u.ID, "tests", origin.HashAppPassword(sh.s.key, pw)); err != nil {
+			pw := schema.NewAppPassword()
+			if _, err := sh.s.db.CreateAppPassword(ctx, sh.tn, u.ID, "tests", schema.HashAppPassword(sh.s.key, pw)); err != nil {
 				t.Fatal(err)
 			}
 			pws[u.Login] = pw
