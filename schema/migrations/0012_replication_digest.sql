@@ -3,14 +3,14 @@
 -- through a version. The relay stamps the digest on every head marker it publishes so that
 -- replicas can check "at version N" instead of assuming it. Written by the relay only, after the
 -- stream acknowledged what it describes.
-CREATE TABLE repl_slots (
+CREATE TABLE IF NOT EXISTS repl_slots (
     log_id  UUID NOT NULL,
     key     TEXT NOT NULL,   -- "<pub|priv>.<kind>.<id>"
     version INT8 NOT NULL,
     PRIMARY KEY (log_id, key)
 );
 
-CREATE TABLE repl_digests (
+CREATE TABLE IF NOT EXISTS repl_digests (
     log_id     UUID PRIMARY KEY,
     version    INT8 NOT NULL,  -- the log version the digest is settled through
     pub_count  INT8 NOT NULL,
