@@ -30,32 +30,11 @@ func ValidateCartSession(s string) error {
 			distinct++
 		}
 	}
-	if isUUID(s) {
+	if ValidUUID(s) {
 		return &Error{Code: CodeInvalid, Field: "X-Cart-Session", Message: msg + ": a UUID carries at most 122 random bits"}
 	}
 	if distinct < 10 {
 		return &Error{Code: CodeInvalid, Field: "X-Cart-Session", Message: msg + ": this value is not random enough"}
 	}
 	return nil
-}
-
-// isUUID reports whether s has the canonical 8-4-4-4-12 hex form.
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < 36; i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
 }

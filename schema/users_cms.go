@@ -84,5 +84,24 @@ func RenderUser(u *User, context string, site Site) *UserView {
 	return v
 }
 
-// ValidUUID reports whether s is a UUID in its canonical text form (8-4-4-4-12 hex digits).
-func ValidUUID(s string) bool { return isUUID(s) }
+// ValidUUID reports whether s is a UUID in its canonical text form (8-4-4-4-12 hex digits, any
+// case), so that a value can be checked before it reaches a UUID column or is taken for one.
+func ValidUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < 36; i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -552,7 +552,7 @@ func TestPostPurchase(t *testing.T) {
 			}
 		}
 		r := sh.from(ip, "POST", "/api/contact", `{"name":"Zoe","email":"Zoe@Example.com","subject":"Order","message":"Where is my kettle?"}`)
-		if r.status != 201 || r.json(t)["received"] != true || !store.ValidUUID(r.json(t)["id"].(string)) {
+		if r.status != 201 || r.json(t)["received"] != true || !schema.ValidUUID(r.json(t)["id"].(string)) {
 			t.Fatalf("contact: %d %s", r.status, r.body)
 		}
 		id := r.json(t)["id"].(string)

@@ -88,7 +88,7 @@ func (tx *Tx) GiftCards(ctx context.Context, t *schema.Tenant, last4 string, off
 
 // GiftCardByID returns a gift card by its id.
 func (tx *Tx) GiftCardByID(ctx context.Context, t *schema.Tenant, id string) (*IssuedGiftCard, error) {
-	if !ValidUUID(id) {
+	if !schema.ValidUUID(id) {
 		return nil, notFound("gift card")
 	}
 	g, err := scanIssuedGiftCard(tx.pg.QueryRow(ctx, `SELECT `+issuedGiftCardColumns+` FROM gift_cards WHERE tenant_id = $1 AND id = $2`, t.ID, id))
@@ -106,7 +106,7 @@ func (tx *Tx) UpdateGiftCard(ctx context.Context, t *schema.Tenant, id string, a
 			return nil, err
 		}
 	}
-	if !ValidUUID(id) {
+	if !schema.ValidUUID(id) {
 		return nil, notFound("gift card")
 	}
 	g, err := scanIssuedGiftCard(tx.pg.QueryRow(ctx, `UPDATE gift_cards SET active = COALESCE($3, active), note = COALESCE($4, note)

@@ -105,7 +105,7 @@ func (tx *Tx) ContactMessages(ctx context.Context, t *schema.Tenant, handled *bo
 
 // SetContactHandled marks a contact message handled (or not) and returns it.
 func (tx *Tx) SetContactHandled(ctx context.Context, t *schema.Tenant, id string, handled bool) (*ContactMessage, error) {
-	if !ValidUUID(id) {
+	if !schema.ValidUUID(id) {
 		return nil, notFound("contact message")
 	}
 	m, err := scanContact(tx.pg.QueryRow(ctx, `UPDATE contact_messages SET handled = $3 WHERE tenant_id = $1 AND id = $2

@@ -115,28 +115,6 @@ func NormalizeRMA(s string) (string, bool) {
 	return "RMA-" + ref, true
 }
 
-// ValidUUID reports whether s is a UUID in its canonical text form (any case), so that a path
-// parameter can be checked before it reaches a UUID column.
-func ValidUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 const returnColumns = `r.id, r.rma, r.order_id, o.reference, o.email, o.currency, r.status, r.lines, r.note, r.staff_note,
 	r.refund_amount, r.history, r.created_at, r.updated_at`
 
@@ -268,7 +246,7 @@ func (tx *Tx) Return(ctx context.Context, t *schema.Tenant, key string, lock boo
 	col := "id"
 	if rma, ok := NormalizeRMA(key); ok {
 		col, key = "rma", rma
-	} else if !ValidUUID(key) {
+	} else if !schema.ValidUUID(key) {
 		return nil, notFound("return")
 	}
 	if lock {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"vitrine/origin/store"
+	"vitrine/schema"
 )
 
 func TestReturnStateMachine(t *testing.T) {
@@ -79,7 +80,7 @@ func TestReturnReferences(t *testing.T) {
 		"00000000-0000-4000-8000-00000000000": false, "00000000x0000-4000-8000-000000000000": false,
 		"0000000g-0000-4000-8000-000000000000": false, "": false, "'; DROP TABLE returns; --": false,
 	} {
-		if got := store.ValidUUID(s); got != want {
+		if got := schema.ValidUUID(s); got != want {
 			t.Errorf("ValidUUID(%q) = %v, want %v", s, got, want)
 		}
 	}
