@@ -235,7 +235,8 @@ func (s *Server) createProduct(ctx *fasthttp.RequestCtx, rq *request) {
 }
 
 // freeSlug returns base, or base-2, base-3… when taken: a slug derived from a title never
-// conflicts (an explicit slug that conflicts is a 409).
+// conflicts (an explicit slug that conflicts is a 409). A reserved slug (a static segment of the
+// product routes) is never derived.
 func (s *Server) freeSlug(ctx *fasthttp.RequestCtx, tx *store.Tx, t *schema.Tenant, base string) (string, error) {
 	if base == "" {
 		base = "product"
@@ -245,16 +246,7 @@ func (s *Server) freeSlug(ctx *fasthttp.RequestCtx, tx *store.Tx, t *schema.Tena
 			base += "-product"
 		}
 	}
-	for n := 1; ; n++ {
-		slug := base
-		if n > 1 {
-			slug = base + "-" + strconv.Itoa(n)
-		}
-		taken, err := tx.ProductSlugTaken(ctx, t, slug)
-		if err != nil || !taken {
-			return slug, err
-		}
-	}
+	return tx.FreeProductSlug(ctx, t, base)
 }
 
 func defaultSKU(slug string, i, n int) string {

@@ -650,9 +650,7 @@ func jsonb(v any) []byte {
 	return b
 }
 
-// ProductSlugTaken reports whether a product of the tenant has the slug.
-func (tx *Tx) ProductSlugTaken(ctx context.Context, t *schema.Tenant, slug string) (bool, error) {
-	var n int
-	err := tx.pg.QueryRow(ctx, `SELECT count(*) FROM products WHERE tenant_id = $1 AND slug = $2`, t.ID, slug).Scan(&n)
-	return n > 0, err
+// FreeProductSlug returns slug, or slug-2, slug-3… when a product of the tenant holds it.
+func (tx *Tx) FreeProductSlug(ctx context.Context, t *schema.Tenant, slug string) (string, error) {
+	return tx.freeSlug(ctx, `SELECT slug FROM products WHERE tenant_id = $1 AND (slug = $2 OR slug LIKE $3)`, slug, t.ID)
 }

@@ -107,29 +107,37 @@ func (tx *Tx) UniquePostSlug(ctx context.Context, t *schema.Tenant, typ, slug st
 	if slug == "" {
 		return "", nil
 	}
-	rows, err := tx.pg.Query(ctx, `SELECT slug FROM posts WHERE tenant_id = $1 AND type = $2 AND id <> $3 AND (slug = $4 OR slug LIKE $5)`,
-		t.ID, typ, int64(excludeID), slug, strings.NewReplacer("%", `\%`, "_", `\_`).Replace(slug)+"-%")
+	return tx.freeSlug(ctx, `SELECT slug FROM posts WHERE tenant_id = $1 AND type = $2 AND id <> $3 AND (slug = $4 OR slug LIKE $5)`,
+		slug, t.ID, typ, int64(excludeID))
+}
+
+// freeSlug returns slug, or slug-2, slug-3…: the first that no row of query holds. query selects
+// the slugs of the rows that compete, its last two parameters being the slug and the LIKE
+// pattern of its numbered forms (args are the ones before). Products, posts and terms all name
+// their records so.
+func (tx *Tx) freeSlug(ctx context.Context, query, slug string, args ...any) (string, error) {
+	args = append(args, slug, strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(slug)+"-%")
+	taken := map[string]bool{}
+	rows, err := tx.pg.Query(ctx, query, args...)
 	if err != nil {
 		return "", err
 	}
-	taken := map[string]bool{}
+	defer rows.Close()
 	for rows.Next() {
 		var s string
 		if err := rows.Scan(&s); err != nil {
-			rows.Close()
 			return "", err
 		}
 		taken[s] = true
 	}
-	rows.Close()
 	if err := rows.Err(); err != nil {
 		return "", err
 	}
-	if !taken[slug] {
-		return slug, nil
-	}
-	for n := 2; ; n++ {
-		s := slug + "-" + strconv.Itoa(n)
+	for n := 1; ; n++ {
+		s := slug
+		if n > 1 {
+			s = slug + "-" + strconv.Itoa(n)
+		}
 		if !taken[s] {
 			return s, nil
 		}

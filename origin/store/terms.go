@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -50,33 +49,8 @@ func (tx *Tx) TermSlugTaken(ctx context.Context, t *schema.Tenant, taxonomy, slu
 
 // UniqueTermSlug returns slug, or slug-2, slug-3… when another term of the taxonomy holds it.
 func (tx *Tx) UniqueTermSlug(ctx context.Context, t *schema.Tenant, taxonomy, slug string, exclude schema.TermID) (string, error) {
-	rows, err := tx.pg.Query(ctx, `SELECT slug FROM terms WHERE tenant_id = $1 AND taxonomy = $2 AND id <> $3 AND (slug = $4 OR slug LIKE $5)`,
-		t.ID, taxonomy, int64(exclude), slug, strings.NewReplacer("%", `\%`, "_", `\_`).Replace(slug)+"-%")
-	if err != nil {
-		return "", err
-	}
-	taken := map[string]bool{}
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			rows.Close()
-			return "", err
-		}
-		taken[s] = true
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return "", err
-	}
-	for n := 1; ; n++ {
-		s := slug
-		if n > 1 {
-			s = slug + "-" + strconv.Itoa(n)
-		}
-		if !taken[s] {
-			return s, nil
-		}
-	}
+	return tx.freeSlug(ctx, `SELECT slug FROM terms WHERE tenant_id = $1 AND taxonomy = $2 AND id <> $3 AND (slug = $4 OR slug LIKE $5)`,
+		slug, t.ID, taxonomy, int64(exclude))
 }
 
 func (tx *Tx) saveTerm(ctx context.Context, t *schema.Tenant, old, term *schema.Term) error {
