@@ -98,7 +98,10 @@ func (c *Cluster) RegisterTenant(ctx context.Context, slug string, shard int) (*
 // times as needed, with ids shifted, slugs and SKUs suffixed per copy and the same texts.
 //
 // The database does not hold these products: only replicas (edges, origins) see them, so writes
-// to them at the origin fail. It is the fast way to build large catalogs for reads and cold
+// to them at the origin fail. Nor does the relay's record of the log: a relay that reloads the
+// log's head (a restart, a write to the tenant) finds a head it did not write and republishes the
+// log from the database, tombstoning the clones. The heads carry no digest, so replicas trust
+// them as they would a relay's from before digests. It is the fast way to build large catalogs for reads and cold
 // starts (measured here: ~100k changes in a few seconds, against ~1,200 per second through the
 // database).
 func (c *Cluster) PublishClone(ctx context.Context, t *Tenant, tpl *Catalog, products int) (CloneStats, error) {
