@@ -28,6 +28,7 @@ fi
 export VITRINE_TEST_DATABASE_URL="$url"
 
 mkdir -p "$dir"
+: >"$dir/held.txt"
 bin="$(pwd)/$dir/chaos.test"
 echo "soak: building the chaos test ${race[*]}" >&2
 go test -c "${race[@]}" -o "$bin" ./cmd/vitrine
@@ -47,6 +48,8 @@ for i in $(seq 0 $((runs - 1))); do
   s=$((seed + i))
   log="$dir/run-$s.log"
   if (cd cmd/vitrine && VITRINE_CHAOS_SEED=$s "$bin" -test.run '^TestChaosConvergence$' -test.count=1 -test.v >"../../$log" 2>&1); then
+    # Keep what each replica saw: heads held until their moved states arrived, disagreements.
+    grep -h "heads held" "$log" | sed "s/^ */seed $s: /" >>"$dir/held.txt" || true
     rm -f "$log"
   else
     failures=$((failures + 1))
@@ -56,5 +59,6 @@ for i in $(seq 0 $((runs - 1))); do
   printf 'soak: %d/%d runs, %d failed, %ds\r' $((i + 1)) "$runs" "$failures" $(( $(date +%s) - start )) >&2
 done
 echo >&2
-echo "soak: $runs runs, $failures failed, first failing seed: ${first:-none} (seeds $seed..$((seed + runs - 1)), $burners CPU burners, $(( $(date +%s) - start ))s)"
+held=$(awk '{for (i = 1; i <= NF; i++) if ($(i+1) == "heads") n += $i} END {print n + 0}' "$dir/held.txt")
+echo "soak: $runs runs, $failures failed, first failing seed: ${first:-none} (seeds $seed..$((seed + runs - 1)), $burners CPU burners, $(( $(date +%s) - start ))s); heads held until their moved states arrived: $held"
 [ "$failures" -eq 0 ]
