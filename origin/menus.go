@@ -1,7 +1,6 @@
 package origin
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"slices"
@@ -380,42 +379,17 @@ func (s *Server) listMenus(ctx *fasthttp.RequestCtx, rq *request) {
 		}
 		all = append(all, m)
 	}
-	position := func(list []int64, x int64) int {
-		if i := slices.Index(list, x); i >= 0 {
-			return i
-		}
-		return len(list)
-	}
 	orderby, desc := args.Str("orderby"), args.Str("order") == "desc"
+	key := func(m *schema.Menu) schema.TermOrder {
+		return schema.TermOrder{ID: m.ID, Name: m.Name, Slug: m.Slug, Description: m.Description, Count: counts[m.ID]}
+	}
 	slices.SortStableFunc(all, func(a, b *schema.Menu) int {
-		var c int
-		switch orderby {
-		case "id":
-			c = cmp.Compare(a.ID, b.ID)
-		case "slug":
-			c = strings.Compare(a.Slug, b.Slug)
-		case "count":
-			c = cmp.Compare(counts[a.ID], counts[b.ID])
-		case "description":
-			c = strings.Compare(strings.ToLower(a.Description), strings.ToLower(b.Description))
-		case "include":
-			c = cmp.Compare(position(include, int64(a.ID)), position(include, int64(b.ID)))
-		case "include_slugs":
-			c = cmp.Compare(slices.Index(slugs, a.Slug), slices.Index(slugs, b.Slug))
-		case "term_group":
-			c = 0 // every term is in group 0
-		default:
-			c = strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name))
-		}
-		if desc {
-			c = -c
-		}
-		return cmp.Or(c, cmp.Compare(a.ID, b.ID))
+		return schema.CompareTerms(orderby, desc, include, slugs, key(a), key(b))
 	})
 	page, perPage := int(args.Int("page")), int(args.Int("per_page"))
-	offset := (page - 1) * perPage
+	offset := schema.PageOffset(args.Int("page"), args.Int("per_page"))
 	if o := args.Get("offset"); o.Given && o.Int > 0 {
-		offset = int(o.Int)
+		offset = int(min(o.Int, schema.MaxOffset))
 	}
 	total := len(all)
 	totalPages := (total + perPage - 1) / perPage

@@ -1,8 +1,11 @@
 package schema
 
 import (
+	"cmp"
 	"html"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // KindTerm is a CMS term (a category or a tag). Terms are public: only the pub state is
@@ -108,4 +111,47 @@ func RenderTerm(t *Term, context string, count int, allow []string, site Site) *
 		v.Parent = &p
 	}
 	return v
+}
+
+// TermOrder is what a terms collection's orderby compares of one term (categories, tags, menus).
+type TermOrder struct {
+	ID                      TermID
+	Name, Slug, Description string
+	// Count is the term's number of published records.
+	Count int
+}
+
+// CompareTerms orders two terms as a terms collection does: by orderby (name, case-insensitively,
+// by default; id, slug, count, description, include in the include list's order, include_slugs
+// in the slug list's order, term_group, where every term is in group 0), reversed by desc, ties
+// broken by id ascending.
+func CompareTerms(orderby string, desc bool, include []int64, slugs []string, a, b TermOrder) int {
+	position := func(list []int64, x int64) int {
+		if i := slices.Index(list, x); i >= 0 {
+			return i
+		}
+		return len(list)
+	}
+	var c int
+	switch orderby {
+	case "id":
+		c = cmp.Compare(a.ID, b.ID)
+	case "slug":
+		c = strings.Compare(a.Slug, b.Slug)
+	case "count":
+		c = cmp.Compare(a.Count, b.Count)
+	case "description":
+		c = strings.Compare(strings.ToLower(a.Description), strings.ToLower(b.Description))
+	case "include":
+		c = cmp.Compare(position(include, int64(a.ID)), position(include, int64(b.ID)))
+	case "include_slugs":
+		c = cmp.Compare(slices.Index(slugs, a.Slug), slices.Index(slugs, b.Slug))
+	case "term_group":
+	default:
+		c = strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name))
+	}
+	if desc {
+		c = -c
+	}
+	return cmp.Or(c, cmp.Compare(a.ID, b.ID))
 }

@@ -29,6 +29,8 @@ func TestCMSMenus(t *testing.T) {
 	c.want(c.rest(subscriber, "GET", "/cms/v2/menus", ""), 403, "rest_cannot_view")
 	c.want(c.rest(author, "GET", "/cms/v2/menus", ""), 200, "")
 	c.want(c.rest(author, "GET", "/cms/v2/menus?context=edit", ""), 403, "rest_forbidden_context")
+	// A page number far past any collection is an empty page, never an overflowed offset.
+	c.want(c.rest(author, "GET", "/cms/v2/menus?page=9223372036854775807", ""), 200, "")
 	c.want(c.rest("", "GET", "/cms/v2/menus?per_page=0", ""), 400, "rest_invalid_param") // arguments before permissions
 
 	// Writing needs edit_theme_options (administrators only).

@@ -1,7 +1,6 @@
 package reads
 
 import (
-	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -84,39 +83,11 @@ func termsList(req *Request, args *schema.Args, info *schema.Tenant, tax string)
 		all = append(all, t)
 	}
 	orderby, desc := args.Str("orderby"), args.Str("order") == "desc"
-	position := func(list []int64, x int64) int {
-		if i := slices.Index(list, x); i >= 0 {
-			return i
-		}
-		return len(list)
+	key := func(t *schema.Term) schema.TermOrder {
+		return schema.TermOrder{ID: t.ID, Name: t.Name, Slug: t.Slug, Description: t.Description, Count: counts[t.ID]}
 	}
 	slices.SortStableFunc(all, func(a, b *schema.Term) int {
-		var c int
-		switch orderby {
-		case "id":
-			c = cmp.Compare(a.ID, b.ID)
-		case "slug":
-			c = strings.Compare(a.Slug, b.Slug)
-		case "count":
-			c = cmp.Compare(counts[a.ID], counts[b.ID])
-		case "description":
-			c = strings.Compare(strings.ToLower(a.Description), strings.ToLower(b.Description))
-		case "include":
-			c = cmp.Compare(position(include, int64(a.ID)), position(include, int64(b.ID)))
-		case "include_slugs":
-			c = cmp.Compare(slices.Index(slugs, a.Slug), slices.Index(slugs, b.Slug))
-		case "term_group":
-			c = 0 // every term is in group 0
-		default:
-			c = strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name))
-		}
-		if desc {
-			c = -c
-		}
-		if c == 0 {
-			c = cmp.Compare(a.ID, b.ID)
-		}
-		return c
+		return schema.CompareTerms(orderby, desc, include, slugs, key(a), key(b))
 	})
 	page, perPage := int(args.Int("page")), int(args.Int("per_page"))
 	offset := schema.PageOffset(args.Int("page"), args.Int("per_page"))
