@@ -204,6 +204,33 @@ func TestHeadWithForeignSequenceHeader(t *testing.T) {
 	waitFor(t, "the write after the foreign head", func() bool { return r.rep.TenantBySlug("shop").Version() >= v })
 }
 
+// write creates a product of the tenant and returns the version its write took.
+func (r *rig) write(t *testing.T, tn *schema.Tenant, slug string, status schema.ProductStatus) int64 {
+	t.Helper()
+	ctx := context.Background()
+	c, err := r.db.WriteTx(ctx, func(tx *store.Tx) error {
+		return tx.CreateProduct(ctx, tn, &schema.Product{Slug: slug, Title: slug, Status: status, Prices: schema.Prices{"USD": 100}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c[0].Version
+}
+
+// follow starts a Follower of the stream's subjects under filters feeding sink, until the test
+// ends.
+func (r *rig) follow(t *testing.T, sink feed.Sink, filters []string) *feed.Follower {
+	t.Helper()
+	f, err := feed.NewFollower(r.ns.Connect(t), feed.Config{}, filters, sink, quietLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go f.Run(ctx)
+	return f
+}
+
 // recorder is a feed.Sink in front of a replica that checks, after every change and checkpoint, that
 // the replica claims no version whose state it does not hold: whenever the tenant's claimed
 // version reached want, every key of must is present.
@@ -274,13 +301,7 @@ func TestHeadBeforeMovedEntityIsNotClaimed(t *testing.T) {
 	tn := storetest.Tenant(t, r.db, "shop")
 	var last int64
 	for _, slug := range []string{"lamp", "desk", "chair"} {
-		c, err := r.db.WriteTx(ctx, func(tx *store.Tx) error {
-			return tx.CreateProduct(ctx, tn, &schema.Product{Slug: slug, Title: slug, Status: schema.ProductActive, Prices: schema.Prices{"USD": 100}})
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		last = c[0].Version
+		last = r.write(t, tn, slug, schema.ProductActive)
 	}
 	waitFor(t, "replication", func() bool { tt := r.rep.TenantBySlug("shop"); return tt != nil && tt.Version() >= last })
 	nc := r.ns.Connect(t)
@@ -295,13 +316,7 @@ func TestHeadBeforeMovedEntityIsNotClaimed(t *testing.T) {
 
 	rec := &recorder{Replica: replica.New(replica.Config{Logger: quietLogger()}), log: "shop", want: last,
 		must: func(s *replica.Snapshot) bool { return s.ProductBySlug("lamp") != nil }}
-	f, err := feed.NewFollower(r.ns.Connect(t), cfg, cfg.PublicFilters(nil), rec, quietLogger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	fctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go f.Run(fctx)
+	r.follow(t, rec, cfg.PublicFilters(nil))
 	deadline := time.Now().Add(15 * time.Second)
 	for !rec.claimed.Load() {
 		if time.Now().After(deadline) {
@@ -323,29 +338,17 @@ func TestHeadBeforeMovedEntityIsNotClaimed(t *testing.T) {
 // A replica whose state disagrees with its head's digest once everything is delivered reports it
 // and asks its follower for a new bootstrap, which heals it.
 func TestDisagreementRebootstraps(t *testing.T) {
-	ctx := context.Background()
 	r := newRig(t, relay.Config{})
 	tn := storetest.Tenant(t, r.db, "shop")
-	c, err := r.db.WriteTx(ctx, func(tx *store.Tx) error {
-		return tx.CreateProduct(ctx, tn, &schema.Product{Slug: "lamp", Title: "Lamp", Status: schema.ProductActive, Prices: schema.Prices{"USD": 100}})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := r.write(t, tn, "lamp", schema.ProductActive)
 	cfg := feed.Config{}.WithDefaults()
 	// A replica that loses the product on its way in, once: its state then disagrees with the
 	// head it claims, until a re-bootstrap delivers the product again.
 	lossy := &lossySink{Replica: replica.New(replica.Config{Logger: quietLogger(), ResyncEvery: time.Millisecond}), drop: "pub.product."}
-	f, err := feed.NewFollower(r.ns.Connect(t), cfg, cfg.PublicFilters(nil), lossy, quietLogger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	fctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go f.Run(fctx)
+	f := r.follow(t, lossy, cfg.PublicFilters(nil))
 	waitFor(t, "the healed replica to claim the write", func() bool {
 		tt := lossy.TenantBySlug("shop")
-		return tt != nil && tt.Version() >= c[0].Version
+		return tt != nil && tt.Version() >= v
 	})
 	if lossy.TenantBySlug("shop").Snapshot().ProductBySlug("lamp") == nil {
 		t.Fatal("claimed the version without the product")
@@ -378,15 +381,7 @@ func TestRelayRepairsALostTail(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, relay.Config{HeadScan: 50 * time.Millisecond})
 	tn := storetest.Tenant(t, r.db, "shop")
-	write := func(slug string, status schema.ProductStatus) int64 {
-		c, err := r.db.WriteTx(ctx, func(tx *store.Tx) error {
-			return tx.CreateProduct(ctx, tn, &schema.Product{Slug: slug, Title: slug, Status: status, Prices: schema.Prices{"USD": 100}})
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c[0].Version
-	}
+	write := func(slug string, status schema.ProductStatus) int64 { return r.write(t, tn, slug, status) }
 	write("lamp", schema.ProductActive)
 	write("draft", schema.ProductDraft)
 	v := write("desk", schema.ProductActive)
@@ -402,13 +397,7 @@ func TestRelayRepairsALostTail(t *testing.T) {
 	v = write("chair", schema.ProductActive)
 	waitFor(t, "the repair", func() bool { return r.relay.Stats().Repairs > 0 })
 	fresh := replica.New(replica.Config{Logger: quietLogger(), Private: true})
-	f, err := feed.NewFollower(r.ns.Connect(t), cfg, cfg.AllFilters(), fresh, quietLogger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	fctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go f.Run(fctx)
+	r.follow(t, fresh, cfg.AllFilters())
 	waitFor(t, "a new replica to claim the last write", func() bool {
 		tt := fresh.TenantBySlug("shop")
 		return tt != nil && tt.Version() >= v
@@ -471,10 +460,7 @@ func TestRelayRecordMatchesTheStream(t *testing.T) {
 	r.rep = nil
 	cfg := feed.Config{}.WithDefaults()
 	full := replica.New(replica.Config{Logger: quietLogger(), Private: true})
-	f, _ := feed.NewFollower(r.ns.Connect(t), cfg, cfg.AllFilters(), full, quietLogger())
-	fctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go f.Run(fctx)
+	r.follow(t, full, cfg.AllFilters())
 	waitFor(t, "the replica", func() bool { tt := full.TenantBySlug("shop"); return tt != nil && tt.Version() >= last })
 	log, _ := r.db.LogBySlug(ctx, "shop")
 	waitFor(t, "the relay to settle", func() bool { rec, ok, _ := r.db.LogDigestState(ctx, log.ID); return ok && rec.Version >= last })
@@ -499,15 +485,10 @@ func TestRelayAdoptsALogWithoutRecord(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, relay.Config{})
 	tn := storetest.Tenant(t, r.db, "shop")
-	c, err := r.db.WriteTx(ctx, func(tx *store.Tx) error {
-		return tx.CreateProduct(ctx, tn, &schema.Product{Slug: "lamp", Title: "Lamp", Status: schema.ProductActive, Prices: schema.Prices{"USD": 100}})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "replication", func() bool { tt := r.rep.TenantBySlug("shop"); return tt != nil && tt.Version() >= c[0].Version })
+	v := r.write(t, tn, "lamp", schema.ProductActive)
+	waitFor(t, "replication", func() bool { tt := r.rep.TenantBySlug("shop"); return tt != nil && tt.Version() >= v })
 	log, _ := r.db.LogBySlug(ctx, "shop")
-	waitFor(t, "the record", func() bool { rec, ok, _ := r.db.LogDigestState(ctx, log.ID); return ok && rec.Version >= c[0].Version })
+	waitFor(t, "the record", func() bool { rec, ok, _ := r.db.LogDigestState(ctx, log.ID); return ok && rec.Version >= v })
 	r.stopRelay()
 	conn, err := pgx.Connect(ctx, r.dsn)
 	if err != nil {
@@ -527,16 +508,11 @@ func TestRelayAdoptsALogWithoutRecord(t *testing.T) {
 	go func() { next.Run(rctx); close(done) }()
 	defer func() { cancel(); <-done }()
 	// The next write makes the relay look at the log within the dedup window of its head.
-	c, err = r.db.WriteTx(ctx, func(tx *store.Tx) error {
-		return tx.CreateProduct(ctx, tn, &schema.Product{Slug: "desk", Title: "Desk", Status: schema.ProductActive, Prices: schema.Prices{"USD": 100}})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	v = r.write(t, tn, "desk", schema.ProductActive)
 	next.Wake()
-	waitFor(t, "the adopted log to reach the replica", func() bool { return r.rep.TenantBySlug("shop").Version() >= c[0].Version })
+	waitFor(t, "the adopted log to reach the replica", func() bool { return r.rep.TenantBySlug("shop").Version() >= v })
 	// The record is written once the stream acknowledged the snapshot: wait for it too.
-	waitFor(t, "the adoption's record", func() bool { rec, ok, _ := r.db.LogDigestState(ctx, log.ID); return ok && rec.Version >= c[0].Version })
+	waitFor(t, "the adoption's record", func() bool { rec, ok, _ := r.db.LogDigestState(ctx, log.ID); return ok && rec.Version >= v })
 	if next.Stats().Snapshots < 2 { // the registry's and the shop's
 		t.Fatalf("stats %+v: the log was not adopted through a snapshot", next.Stats())
 	}
