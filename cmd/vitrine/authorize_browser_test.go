@@ -17,7 +17,7 @@ import (
 )
 
 // TestBrowserAuthorizeApplication runs the application-password authorization page in headless
-// Chromium through an edge (e2e/authorize.mjs): sign in with an application password, approve an
+// Chromium through an edge (testdata/e2e/authorize.mjs): sign in with an application password, approve an
 // application, land on its success_url with site_url, user_login and a new password that then
 // authenticates; a second run rejects and lands on reject_url with success=false. The store is
 // reached as authz.localhost, a name Chromium resolves to the loopback and treats as a secure

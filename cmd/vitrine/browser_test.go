@@ -23,7 +23,7 @@ import (
 // another origin than the API browses products, adds one to a cart with X-Cart-Session, checks
 // out as a guest with an Idempotency-Key, and reads its own write (the product's availability
 // crossing) with vitrine_min_version, in headless Chromium driven by playwright-core
-// (e2e/storefront.mjs). `make test` installs Chromium and the e2e packages; without them the test
+// (testdata/e2e/storefront.mjs). `make test` installs Chromium and the packages of testdata/e2e; without them the test
 // is skipped with the reason.
 func TestBrowserStorefront(t *testing.T) {
 	node, e2e, chromium := e2eTools(t, "playwright-core", true)

@@ -17,7 +17,7 @@ import (
 	"vitrine/sync/relay"
 )
 
-// TestWordPressClients runs real WordPress REST clients (e2e/cms-clients.mjs) against an edge:
+// TestWordPressClients runs real WordPress REST clients (testdata/e2e/cms-clients.mjs) against an edge:
 // the npm wpapi client discovers the API from the site URL and lists, creates, updates, trashes
 // and deletes posts with an application password; @wordpress/api-fetch fetches every page of
 // posts by following rel="next". The store's canonical base is http://localhost:<edge port>, so

@@ -22,7 +22,7 @@ func relayLogLevel() string {
 	return "warn"
 }
 
-// e2eTools returns node and the e2e folder for the tests that run real clients (e2e/*.mjs),
+// e2eTools returns node and the e2e folder for the tests that run real clients (testdata/e2e/*.mjs),
 // and the Chromium binary when browser is set, after checking that the npm package module is
 // installed there. Without them the test is skipped with the reason, or fails under
 // VITRINE_REQUIRE_BROWSER=1 (make test installs everything first: a missing piece is a failure).
@@ -32,7 +32,7 @@ func e2eTools(t *testing.T, module string, browser bool) (node, e2e, chromium st
 	if os.Getenv("VITRINE_REQUIRE_BROWSER") == "1" {
 		skip = t.Fatal
 	}
-	e2e, _ = filepath.Abs("../../e2e")
+	e2e, _ = filepath.Abs(filepath.Join("testdata", "e2e"))
 	node, err := exec.LookPath("node")
 	if err != nil {
 		skip("node is not installed (make test installs it)")
@@ -46,7 +46,7 @@ func e2eTools(t *testing.T, module string, browser bool) (node, e2e, chromium st
 		}
 	}
 	if _, err := os.Stat(filepath.Join(e2e, "node_modules", module)); err != nil {
-		skip("e2e/node_modules/" + module + " is missing: run npm ci --prefix e2e (make test does)")
+		skip("testdata/e2e/node_modules/" + module + " is missing: run npm ci --prefix cmd/vitrine/testdata/e2e (make test does)")
 	}
 	return node, e2e, chromium
 }
