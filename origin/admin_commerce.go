@@ -15,19 +15,19 @@ import (
 // cards, shipping methods, and tax and lifetime settings. None of it is replicated: carts and
 // checkouts read it at the origin, so a change applies to the next cart read.
 func (s *Server) adminCommerceHandlers() {
-	s.handlers["admin.coupons.list"] = s.listCoupons
-	s.handlers["admin.coupons.get"] = s.getCoupon
-	s.handlers["admin.coupons.put"] = s.putCoupon
-	s.handlers["admin.coupons.delete"] = s.deleteCoupon
-	s.handlers["admin.giftcards.list"] = s.listGiftCards
-	s.handlers["admin.giftcards.create"] = s.issueGiftCard
-	s.handlers["admin.giftcards.get"] = s.getGiftCard
-	s.handlers["admin.giftcards.update"] = s.updateGiftCard
-	s.handlers["admin.shipping.list"] = s.listShippingMethods
-	s.handlers["admin.shipping.put"] = s.putShippingMethod
-	s.handlers["admin.shipping.delete"] = s.deleteShippingMethod
-	s.handlers["admin.settings.get"] = s.getSettings
-	s.handlers["admin.settings.put"] = s.putSettings
+	s.bind("admin.coupons.list", s.listCoupons)
+	s.bind("admin.coupons.get", s.getCoupon)
+	s.bind("admin.coupons.put", s.putCoupon)
+	s.bind("admin.coupons.delete", s.deleteCoupon)
+	s.bind("admin.giftcards.list", s.listGiftCards)
+	s.bind("admin.giftcards.create", s.issueGiftCard)
+	s.bind("admin.giftcards.get", s.getGiftCard)
+	s.bind("admin.giftcards.update", s.updateGiftCard)
+	s.bind("admin.shipping.list", s.listShippingMethods)
+	s.bind("admin.shipping.put", s.putShippingMethod)
+	s.bind("admin.shipping.delete", s.deleteShippingMethod)
+	s.bind("admin.settings.get", s.getSettings)
+	s.bind("admin.settings.put", s.putSettings)
 }
 
 // noContent answers 204.

@@ -33,13 +33,13 @@ type AppPasswordView struct {
 }
 
 func (s *Server) appPasswordHandlers() {
-	s.handlers["cms.apppasswords.list"] = s.listAppPasswords
-	s.handlers["cms.apppasswords.create"] = s.createAppPassword
-	s.handlers["cms.apppasswords.deleteall"] = s.deleteAppPasswords
-	s.handlers["cms.apppasswords.introspect"] = s.introspectAppPassword
-	s.handlers["cms.apppasswords.get"] = s.getAppPassword
-	s.handlers["cms.apppasswords.update"] = s.updateAppPassword
-	s.handlers["cms.apppasswords.delete"] = s.deleteAppPassword
+	s.bind("cms.apppasswords.list", s.listAppPasswords)
+	s.bind("cms.apppasswords.create", s.createAppPassword)
+	s.bind("cms.apppasswords.deleteall", s.deleteAppPasswords)
+	s.bind("cms.apppasswords.introspect", s.introspectAppPassword)
+	s.bind("cms.apppasswords.get", s.getAppPassword)
+	s.bind("cms.apppasswords.update", s.updateAppPassword)
+	s.bind("cms.apppasswords.delete", s.deleteAppPassword)
 }
 
 const wpDate = "2006-01-02T15:04:05"

@@ -41,7 +41,7 @@ const (
 )
 
 func (s *Server) authorizeHandlers() {
-	s.handlers["cms.authorize"] = s.authorizeApp
+	s.bind("cms.authorize", s.authorizeApp)
 }
 
 // authorizeRequest is the application's request, carried through every form of the page.

@@ -43,7 +43,7 @@ type batchResponse struct {
 }
 
 func (s *Server) batchHandlers() {
-	s.handlers["cms.batch"] = s.batch
+	s.bind("cms.batch", s.batch)
 	for _, t := range schema.PostTypes {
 		s.validators["cms."+t.RestBase+".create"] = validatePostBody
 		s.validators["cms."+t.RestBase+".update"] = validatePostBody

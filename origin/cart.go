@@ -336,17 +336,17 @@ func lineName(src store.LineSource) string {
 }
 
 func (s *Server) cartHandlers() {
-	s.handlers["cart.get"] = s.getCart
-	s.handlers["cart.delete"] = s.deleteCart
-	s.handlers["cart.items.add"] = s.addCartItem
-	s.handlers["cart.items.update"] = s.updateCartItem
-	s.handlers["cart.items.delete"] = s.deleteCartItem
-	s.handlers["cart.options"] = s.setCartOptions
-	s.handlers["cart.coupon.add"] = s.addCoupon
-	s.handlers["cart.coupon.remove"] = s.removeCoupon
-	s.handlers["cart.giftcard.add"] = s.addGiftCard
-	s.handlers["cart.giftcard.remove"] = s.removeGiftCard
-	s.handlers["checkout"] = s.checkout
+	s.bind("cart.get", s.getCart)
+	s.bind("cart.delete", s.deleteCart)
+	s.bind("cart.items.add", s.addCartItem)
+	s.bind("cart.items.update", s.updateCartItem)
+	s.bind("cart.items.delete", s.deleteCartItem)
+	s.bind("cart.options", s.setCartOptions)
+	s.bind("cart.coupon.add", s.addCoupon)
+	s.bind("cart.coupon.remove", s.removeCoupon)
+	s.bind("cart.giftcard.add", s.addGiftCard)
+	s.bind("cart.giftcard.remove", s.removeGiftCard)
+	s.bind("checkout", s.checkout)
 }
 
 // cartSession returns the hash of the request's X-Cart-Session, validated.

@@ -85,22 +85,22 @@ type AdminProduct struct {
 }
 
 func (s *Server) catalogHandlers() {
-	s.handlers["admin.products.list"] = s.listProducts
-	s.handlers["admin.products.create"] = s.createProduct
-	s.handlers["admin.products.get"] = s.getProduct
-	s.handlers["admin.products.update"] = s.updateProduct
-	s.handlers["admin.products.delete"] = s.deleteProduct
-	s.handlers["admin.variants.list"] = s.listVariants
-	s.handlers["admin.variants.create"] = s.createVariant
-	s.handlers["admin.variants.get"] = s.getVariant
-	s.handlers["admin.variants.update"] = s.updateVariant
-	s.handlers["admin.variants.delete"] = s.deleteVariant
-	s.handlers["admin.categories.create"] = s.createCategory
-	s.handlers["admin.categories.update"] = s.updateCategory
-	s.handlers["admin.categories.delete"] = s.deleteCategory
-	s.handlers["admin.currencies.create"] = s.createCurrency
-	s.handlers["admin.currencies.update"] = s.updateCurrency
-	s.handlers["admin.currencies.delete"] = s.deleteCurrency
+	s.bind("admin.products.list", s.listProducts)
+	s.bind("admin.products.create", s.createProduct)
+	s.bind("admin.products.get", s.getProduct)
+	s.bind("admin.products.update", s.updateProduct)
+	s.bind("admin.products.delete", s.deleteProduct)
+	s.bind("admin.variants.list", s.listVariants)
+	s.bind("admin.variants.create", s.createVariant)
+	s.bind("admin.variants.get", s.getVariant)
+	s.bind("admin.variants.update", s.updateVariant)
+	s.bind("admin.variants.delete", s.deleteVariant)
+	s.bind("admin.categories.create", s.createCategory)
+	s.bind("admin.categories.update", s.updateCategory)
+	s.bind("admin.categories.delete", s.deleteCategory)
+	s.bind("admin.currencies.create", s.createCurrency)
+	s.bind("admin.currencies.update", s.updateCurrency)
+	s.bind("admin.currencies.delete", s.deleteCurrency)
 }
 
 // pathID parses an integer id path parameter; anything else is the 404 of the resource.

@@ -59,12 +59,13 @@ type postInput struct {
 func (s *Server) cmsHandlers() {
 	for _, t := range schema.PostTypes {
 		n := "cms." + t.RestBase
-		s.handlers[n+".create"] = s.createPost
-		s.handlers[n+".update"] = s.updatePost
-		s.handlers[n+".delete"] = s.deletePost
+		s.bind(n+".create", s.createPost)
+		s.bind(n+".update", s.updatePost)
+		s.bind(n+".delete", s.deletePost)
 		if !t.PublicRead {
 			read := func(ctx *fasthttp.RequestCtx, rq *request) { s.read(ctx, rq.route) }
-			s.handlers[n+".list"], s.handlers[n+".get"] = read, read
+			s.bind(n+".list", read)
+			s.bind(n+".get", read)
 		}
 	}
 	s.revisionHandlers() // revisions and autosaves (revisions.go)

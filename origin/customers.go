@@ -23,18 +23,18 @@ var (
 var errBadToken = &schema.Error{Code: schema.CodeUnauthorized, Message: "invalid or expired customer token; sign in again"}
 
 func (s *Server) customerHandlers() {
-	s.handlers["customer.register"] = s.register
-	s.handlers["customer.login"] = s.login
-	s.handlers["customer.logout"] = s.logout
-	s.handlers["customer.get"] = s.withCustomer(s.getCustomer)
-	s.handlers["customer.orders"] = s.withCustomer(s.customerOrders)
-	s.handlers["customer.order"] = s.withCustomer(s.customerOrder)
-	s.handlers["customer.addresses"] = s.withCustomer(s.addresses)
-	s.handlers["customer.addresses.add"] = s.withCustomer(s.addAddress)
-	s.handlers["customer.addresses.delete"] = s.withCustomer(s.deleteAddress)
-	s.handlers["customer.wishlist"] = s.withCustomer(s.wishlist)
-	s.handlers["customer.wishlist.add"] = s.withCustomer(s.addToWishlist)
-	s.handlers["customer.wishlist.delete"] = s.withCustomer(s.removeFromWishlist)
+	s.bind("customer.register", s.register)
+	s.bind("customer.login", s.login)
+	s.bind("customer.logout", s.logout)
+	s.bind("customer.get", s.withCustomer(s.getCustomer))
+	s.bind("customer.orders", s.withCustomer(s.customerOrders))
+	s.bind("customer.order", s.withCustomer(s.customerOrder))
+	s.bind("customer.addresses", s.withCustomer(s.addresses))
+	s.bind("customer.addresses.add", s.withCustomer(s.addAddress))
+	s.bind("customer.addresses.delete", s.withCustomer(s.deleteAddress))
+	s.bind("customer.wishlist", s.withCustomer(s.wishlist))
+	s.bind("customer.wishlist.add", s.withCustomer(s.addToWishlist))
+	s.bind("customer.wishlist.delete", s.withCustomer(s.removeFromWishlist))
 }
 
 // bearer returns the Bearer credential of the request, or nil.

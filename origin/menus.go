@@ -58,13 +58,13 @@ func (l *stringList) UnmarshalJSON(b []byte) error {
 }
 
 func (s *Server) menuHandlers() {
-	s.handlers["cms.menus.list"] = s.listMenus
-	s.handlers["cms.menus.get"] = s.getMenu
-	s.handlers["cms.menus.create"] = s.createMenu
-	s.handlers["cms.menus.update"] = s.updateMenu
-	s.handlers["cms.menus.delete"] = s.deleteMenu
-	s.handlers["cms.menulocations.list"] = s.listMenuLocations
-	s.handlers["cms.menulocations.get"] = s.getMenuLocation
+	s.bind("cms.menus.list", s.listMenus)
+	s.bind("cms.menus.get", s.getMenu)
+	s.bind("cms.menus.create", s.createMenu)
+	s.bind("cms.menus.update", s.updateMenu)
+	s.bind("cms.menus.delete", s.deleteMenu)
+	s.bind("cms.menulocations.list", s.listMenuLocations)
+	s.bind("cms.menulocations.get", s.getMenuLocation)
 }
 
 // canReadMenus is WordPress's read access to menus: edit_theme_options, or the edit capability

@@ -14,18 +14,18 @@ import (
 )
 
 func (s *Server) merchHandlers() {
-	s.handlers["products.reviews.create"] = s.withCustomer(s.createReview)
-	s.handlers["admin.flashsales.list"] = s.listFlashSales
-	s.handlers["admin.flashsales.create"] = s.putFlashSale
-	s.handlers["admin.flashsales.get"] = s.getFlashSale
-	s.handlers["admin.flashsales.update"] = s.putFlashSale
-	s.handlers["admin.flashsales.delete"] = s.deleteFlashSale
-	s.handlers["admin.sections.list"] = s.listSections
-	s.handlers["admin.sections.create"] = s.putSection
-	s.handlers["admin.sections.update"] = s.putSection
-	s.handlers["admin.sections.delete"] = s.deleteSection
-	s.handlers["admin.reviews.list"] = s.listReviews
-	s.handlers["admin.reviews.moderate"] = s.moderateReview
+	s.bind("products.reviews.create", s.withCustomer(s.createReview))
+	s.bind("admin.flashsales.list", s.listFlashSales)
+	s.bind("admin.flashsales.create", s.putFlashSale)
+	s.bind("admin.flashsales.get", s.getFlashSale)
+	s.bind("admin.flashsales.update", s.putFlashSale)
+	s.bind("admin.flashsales.delete", s.deleteFlashSale)
+	s.bind("admin.sections.list", s.listSections)
+	s.bind("admin.sections.create", s.putSection)
+	s.bind("admin.sections.update", s.putSection)
+	s.bind("admin.sections.delete", s.deleteSection)
+	s.bind("admin.reviews.list", s.listReviews)
+	s.bind("admin.reviews.moderate", s.moderateReview)
 }
 
 // flashSaleInput is the body of flash sale create and replace.

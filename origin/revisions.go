@@ -22,14 +22,14 @@ func (s *Server) revisionHandlers() {
 	for _, t := range schema.PostTypes {
 		n := "cms." + t.RestBase
 		if t.Revisions {
-			s.handlers[n+".revisions.list"] = s.listRevisions
-			s.handlers[n+".revisions.get"] = s.getRevision
-			s.handlers[n+".revisions.delete"] = s.deleteRevision
+			s.bind(n+".revisions.list", s.listRevisions)
+			s.bind(n+".revisions.get", s.getRevision)
+			s.bind(n+".revisions.delete", s.deleteRevision)
 		}
 		if t.Autosaves {
-			s.handlers[n+".autosaves.list"] = s.listAutosaves
-			s.handlers[n+".autosaves.create"] = s.createAutosave
-			s.handlers[n+".autosaves.get"] = s.getAutosave
+			s.bind(n+".autosaves.list", s.listAutosaves)
+			s.bind(n+".autosaves.create", s.createAutosave)
+			s.bind(n+".autosaves.get", s.getAutosave)
 		}
 	}
 }

@@ -79,6 +79,7 @@ type Server struct {
 
 	writes, writeWaitTimeouts, authFailures *metrics.Counter
 	handlers                                map[string]handlerFunc
+	bound                                   map[string]int       // how often each route name was bound (bind)
 	validators                              map[string]validator // batch pre-checks (batch.go)
 }
 
@@ -124,6 +125,7 @@ func New(cfg Config, db *store.DB, rep *replica.Replica) *Server {
 	s.writeWaitTimeouts = cfg.Metrics.NewCounter(`vitrine_origin_write_wait_timeouts_total`)
 	s.authFailures = cfg.Metrics.NewCounter(`vitrine_origin_auth_failures_total`)
 	s.handlers = map[string]handlerFunc{}
+	s.bound = map[string]int{}
 	s.validators = map[string]validator{}
 	s.batchHandlers()
 	s.catalogHandlers()
@@ -145,6 +147,13 @@ func New(cfg Config, db *store.DB, rep *replica.Replica) *Server {
 		return s.dispatch
 	})
 	return s
+}
+
+// bind attaches a handler to the route of the table with that name. Binding a name twice, or a
+// name no route has, is a programming error that TestEveryRouteHasOneHandler reports.
+func (s *Server) bind(name string, h handlerFunc) {
+	s.handlers[name] = h
+	s.bound[name]++
 }
 
 // HTTPServer returns the fasthttp server to run the origin with.

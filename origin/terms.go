@@ -28,9 +28,9 @@ func (s *Server) termHandlers() {
 		if base == "tags" {
 			tax = schema.TaxTag
 		}
-		s.handlers["cms."+base+".create"] = func(ctx *fasthttp.RequestCtx, rq *request) { s.createTerm(ctx, rq, tax) }
-		s.handlers["cms."+base+".update"] = func(ctx *fasthttp.RequestCtx, rq *request) { s.updateTerm(ctx, rq, tax) }
-		s.handlers["cms."+base+".delete"] = func(ctx *fasthttp.RequestCtx, rq *request) { s.deleteTerm(ctx, rq, tax) }
+		s.bind("cms."+base+".create", func(ctx *fasthttp.RequestCtx, rq *request) { s.createTerm(ctx, rq, tax) })
+		s.bind("cms."+base+".update", func(ctx *fasthttp.RequestCtx, rq *request) { s.updateTerm(ctx, rq, tax) })
+		s.bind("cms."+base+".delete", func(ctx *fasthttp.RequestCtx, rq *request) { s.deleteTerm(ctx, rq, tax) })
 	}
 }
 

@@ -30,16 +30,16 @@ var (
 // postPurchaseHandlers registers order tracking, returns, the newsletter and contact forms, and
 // the staff routes of returns, messages and checkout settings.
 func (s *Server) postPurchaseHandlers() {
-	s.handlers["tracking"] = s.tracking
-	s.handlers["orders.return"] = s.submitReturn
-	s.handlers["newsletter.subscribe"] = s.subscribe
-	s.handlers["contact"] = s.contact
-	s.handlers["admin.returns.list"] = s.listReturns
-	s.handlers["admin.returns.get"] = s.getReturn
-	s.handlers["admin.returns.transition"] = s.transitionReturn
-	s.handlers["admin.newsletter.list"] = s.listSubscribers
-	s.handlers["admin.contact.list"] = s.listContactMessages
-	s.handlers["admin.contact.update"] = s.updateContactMessage
+	s.bind("tracking", s.tracking)
+	s.bind("orders.return", s.submitReturn)
+	s.bind("newsletter.subscribe", s.subscribe)
+	s.bind("contact", s.contact)
+	s.bind("admin.returns.list", s.listReturns)
+	s.bind("admin.returns.get", s.getReturn)
+	s.bind("admin.returns.transition", s.transitionReturn)
+	s.bind("admin.newsletter.list", s.listSubscribers)
+	s.bind("admin.contact.list", s.listContactMessages)
+	s.bind("admin.contact.update", s.updateContactMessage)
 	s.adminCommerceHandlers()
 }
 

@@ -38,11 +38,11 @@ type userInput struct {
 }
 
 func (s *Server) userHandlers() {
-	s.handlers["cms.users.list"] = s.listUsers
-	s.handlers["cms.users.get"] = s.getUser
-	s.handlers["cms.users.create"] = s.createUser
-	s.handlers["cms.users.update"] = s.updateUser
-	s.handlers["cms.users.delete"] = s.deleteUser
+	s.bind("cms.users.list", s.listUsers)
+	s.bind("cms.users.get", s.getUser)
+	s.bind("cms.users.create", s.createUser)
+	s.bind("cms.users.update", s.updateUser)
+	s.bind("cms.users.delete", s.deleteUser)
 	s.appPasswordHandlers()
 	s.authorizeHandlers()
 }
