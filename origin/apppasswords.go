@@ -75,7 +75,7 @@ func (s *Server) appUser(ctx *fasthttp.RequestCtx, rq *request, code, msg string
 var appPasswordNotFound = &schema.Error{Code: schema.CodeNotFound, CMSCode: "rest_application_password_not_found", Message: "Application password not found."}
 
 func (s *Server) listAppPasswords(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err) }
+	fail := func(err error) { s.failRoute(ctx, rq, err) }
 	if _, err := requestArgs(ctx, rq.route); err != nil {
 		fail(err)
 		return
@@ -152,7 +152,7 @@ func (s *Server) createAppPasswordFor(ctx *fasthttp.RequestCtx, rq *request, u *
 }
 
 func (s *Server) createAppPassword(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err) }
+	fail := func(err error) { s.failRoute(ctx, rq, err) }
 	in, err := decodeAppPassword(ctx, true)
 	if err != nil {
 		fail(err)
@@ -177,7 +177,7 @@ func (s *Server) createAppPassword(ctx *fasthttp.RequestCtx, rq *request) {
 }
 
 func (s *Server) deleteAppPasswords(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err) }
+	fail := func(err error) { s.failRoute(ctx, rq, err) }
 	u, err := s.appUser(ctx, rq, "rest_cannot_delete_application_passwords", "Sorry, you are not allowed to delete application passwords for this user.")
 	if err != nil {
 		fail(err)
@@ -204,7 +204,7 @@ func (s *Server) oneAppPassword(ctx *fasthttp.RequestCtx, rq *request, code, msg
 }
 
 func (s *Server) getAppPassword(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err) }
+	fail := func(err error) { s.failRoute(ctx, rq, err) }
 	if _, err := requestArgs(ctx, rq.route); err != nil {
 		fail(err)
 		return
@@ -218,7 +218,7 @@ func (s *Server) getAppPassword(ctx *fasthttp.RequestCtx, rq *request) {
 }
 
 func (s *Server) updateAppPassword(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err) }
+	fail := func(err error) { s.failRoute(ctx, rq, err) }
 	in, err := decodeAppPassword(ctx, false)
 	if err != nil {
 		fail(err)
@@ -243,7 +243,7 @@ func (s *Server) updateAppPassword(ctx *fasthttp.RequestCtx, rq *request) {
 }
 
 func (s *Server) deleteAppPassword(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err) }
+	fail := func(err error) { s.failRoute(ctx, rq, err) }
 	u, a, err := s.oneAppPassword(ctx, rq, "rest_cannot_delete_application_password", "Sorry, you are not allowed to delete this application password.")
 	if err == nil {
 		err = s.db.RevokeAppPassword(ctx, rq.info, u.ID, a.UUID)
@@ -259,7 +259,7 @@ func (s *Server) deleteAppPassword(ctx *fasthttp.RequestCtx, rq *request) {
 }
 
 func (s *Server) introspectAppPassword(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err) }
+	fail := func(err error) { s.failRoute(ctx, rq, err) }
 	if _, err := requestArgs(ctx, rq.route); err != nil {
 		fail(err)
 		return

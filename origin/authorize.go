@@ -199,7 +199,7 @@ func (s *Server) authorizeApp(ctx *fasthttp.RequestCtx, rq *request) {
 		h.SetContentType("text/html; charset=utf-8")
 		var buf bytes.Buffer
 		if err := authorizePage.Execute(&buf, view); err != nil {
-			s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+			s.failRoute(ctx, rq, err)
 			return
 		}
 		ctx.SetStatusCode(status)

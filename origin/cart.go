@@ -25,13 +25,6 @@ var (
 	giftCardThrottle = throttle{name: "gift-card", limit: 10, window: time.Minute}
 )
 
-// throttle is a fixed-window limit on one kind of attempt.
-type throttle struct {
-	name   string
-	limit  int64
-	window time.Duration
-}
-
 // pricedLine is a cart line that is priced (in the totals).
 type pricedLine struct {
 	item    store.CartItem
@@ -378,35 +371,6 @@ func cartView(ctx context.Context, tx *store.Tx, t *schema.Tenant, c *store.Cart
 		return schema.CartView{}, err
 	}
 	return pc.view, nil
-}
-
-// reply writes a successful answer that is not a replicated write.
-func (s *Server) reply(ctx *fasthttp.RequestCtx, rq *request, status int, v any) {
-	ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
-	pipeline.WriteJSON(ctx, rq.iface, status, v)
-	s.http.Count(pipeline.RouteIndex(rq.route), status)
-}
-
-func (s *Server) failRoute(ctx *fasthttp.RequestCtx, rq *request, err error) {
-	if e, ok := err.(*schema.Error); ok && e.RetryAfter > 0 {
-		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, strconv.Itoa(e.RetryAfter))
-	}
-	s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
-}
-
-// throttled counts one attempt of kind th by the client, and refuses it past the limit.
-func (s *Server) throttled(ctx *fasthttp.RequestCtx, rq *request, th throttle) error {
-	ip := pipeline.ClientIP(ctx, s.fromEdge(ctx))
-	ok, retry, err := s.db.Throttle(ctx, rq.info, th.name+":ip:"+string(ip), th.limit, th.window)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		secs := int(retry/time.Second) + 1
-		return &schema.Error{Code: schema.CodeRateLimited, RetryAfter: secs,
-			Message: "too many " + th.name + " attempts; retry in " + strconv.Itoa(secs) + " seconds"}
-	}
-	return nil
 }
 
 func (s *Server) getCart(ctx *fasthttp.RequestCtx, rq *request) {

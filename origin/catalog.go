@@ -103,30 +103,12 @@ func (s *Server) catalogHandlers() {
 	s.bind("admin.currencies.delete", s.deleteCurrency)
 }
 
-// pathID parses an integer id path parameter; anything else is the 404 of the resource.
-func pathID(ctx *fasthttp.RequestCtx, what string) (int64, error) {
-	id, err := strconv.ParseInt(pipeline.Param(ctx, "id"), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, &schema.Error{Code: schema.CodeNotFound, Message: what + " not found"}
-	}
-	return id, nil
-}
-
-// jsonBody checks the content type of a write and decodes its body into v.
-func jsonBody(ctx *fasthttp.RequestCtx, v any) error {
-	ct := ctx.Request.Header.ContentType()
-	if len(ctx.Request.Body()) > 0 && len(ct) > 0 && !strings.HasPrefix(strings.ToLower(string(ct)), "application/json") {
-		return &schema.Error{Code: schema.CodeUnsupported, Message: "request body must be application/json"}
-	}
-	return decodeJSON(ctx.Request.Body(), v)
-}
-
 func (s *Server) listProducts(ctx *fasthttp.RequestCtx, rq *request) {
 	args, err := schema.ParseArgs(rq.route, func(n string) (string, bool) {
 		return string(ctx.QueryArgs().Peek(n)), ctx.QueryArgs().Has(n)
 	})
 	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		s.failRoute(ctx, rq, err)
 		return
 	}
 	page, perPage := int(args.Int("page")), int(args.Int("per_page"))
@@ -160,7 +142,7 @@ func nonNil[T any](s []T) []T {
 // answer writes a read-only admin answer or its error.
 func (s *Server) answer(ctx *fasthttp.RequestCtx, rq *request, err error, v any) {
 	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		s.failRoute(ctx, rq, err)
 		return
 	}
 	ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
@@ -178,7 +160,7 @@ func (s *Server) write(ctx *fasthttp.RequestCtx, rq *request, status int, fn fun
 		return err
 	})
 	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		s.failRoute(ctx, rq, err)
 		return
 	}
 	s.written(ctx, rq, commits, status, out)
@@ -187,15 +169,15 @@ func (s *Server) write(ctx *fasthttp.RequestCtx, rq *request, status int, fn fun
 func (s *Server) createProduct(ctx *fasthttp.RequestCtx, rq *request) {
 	var in productInput
 	if err := jsonBody(ctx, &in); err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		s.failRoute(ctx, rq, err)
 		return
 	}
 	if in.Title == nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), schema.Invalid("title", "title is required"))
+		s.failRoute(ctx, rq, schema.Invalid("title", "title is required"))
 		return
 	}
 	if in.Prices == nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), schema.Invalid("prices", "prices is required"))
+		s.failRoute(ctx, rq, schema.Invalid("prices", "prices is required"))
 		return
 	}
 	s.write(ctx, rq, fasthttp.StatusCreated, func(tx *store.Tx) (any, error) {
@@ -298,7 +280,7 @@ func (s *Server) updateProduct(ctx *fasthttp.RequestCtx, rq *request) {
 		err = schema.Invalid("variants", "variants are changed through /api/admin/variants/{id}")
 	}
 	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		s.failRoute(ctx, rq, err)
 		return
 	}
 	s.write(ctx, rq, 200, func(tx *store.Tx) (any, error) {
@@ -349,7 +331,7 @@ func (s *Server) createVariant(ctx *fasthttp.RequestCtx, rq *request) {
 		err = schema.Invalid("sku", "sku is required")
 	}
 	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		s.failRoute(ctx, rq, err)
 		return
 	}
 	s.write(ctx, rq, fasthttp.StatusCreated, func(tx *store.Tx) (any, error) {
@@ -375,11 +357,11 @@ func (s *Server) getVariant(ctx *fasthttp.RequestCtx, rq *request) {
 func (s *Server) createCategory(ctx *fasthttp.RequestCtx, rq *request) {
 	var in categoryInput
 	if err := jsonBody(ctx, &in); err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		s.failRoute(ctx, rq, err)
 		return
 	}
 	if in.Name == nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), schema.Invalid("name", "name is required"))
+		s.failRoute(ctx, rq, schema.Invalid("name", "name is required"))
 		return
 	}
 	s.write(ctx, rq, fasthttp.StatusCreated, func(tx *store.Tx) (any, error) {
@@ -415,7 +397,7 @@ func (s *Server) createCurrency(ctx *fasthttp.RequestCtx, rq *request) {
 		err = schema.Invalid("code", "code, name, exponent and rate are required")
 	}
 	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		s.failRoute(ctx, rq, err)
 		return
 	}
 	s.write(ctx, rq, fasthttp.StatusCreated, func(tx *store.Tx) (any, error) {
@@ -439,7 +421,7 @@ func update[T any, In patchBody[T]](s *Server, ctx *fasthttp.RequestCtx, rq *req
 		err = check()
 	}
 	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		s.failRoute(ctx, rq, err)
 		return
 	}
 	s.write(ctx, rq, 200, func(tx *store.Tx) (any, error) {
@@ -457,7 +439,7 @@ func update[T any, In patchBody[T]](s *Server, ctx *fasthttp.RequestCtx, rq *req
 func (s *Server) remove(ctx *fasthttp.RequestCtx, rq *request, what string, del func(tx *store.Tx, id int64) error) {
 	id, err := pathID(ctx, what)
 	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		s.failRoute(ctx, rq, err)
 		return
 	}
 	s.write(ctx, rq, 200, func(tx *store.Tx) (any, error) {

@@ -403,7 +403,7 @@ func (s *Server) createPost(ctx *fasthttp.RequestCtx, rq *request) {
 		err = cannot(rq, "rest_cannot_create", "Sorry, you are not allowed to create posts as this user.")
 	}
 	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		s.failRoute(ctx, rq, err)
 		return
 	}
 	var view any
@@ -425,7 +425,7 @@ func (s *Server) createPost(ctx *fasthttp.RequestCtx, rq *request) {
 		return nil
 	})
 	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		s.failRoute(ctx, rq, err)
 		return
 	}
 	ctx.Response.Header.Set(fasthttp.HeaderLocation, schema.Site{Base: rq.info.BaseURL}.RestURL(t.Item(id)))
@@ -453,7 +453,7 @@ func (s *Server) updatePost(ctx *fasthttp.RequestCtx, rq *request) {
 		err = in.validate()
 	}
 	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		s.failRoute(ctx, rq, err)
 		return
 	}
 	var view any
@@ -483,7 +483,7 @@ func (s *Server) updatePost(ctx *fasthttp.RequestCtx, rq *request) {
 		return nil
 	})
 	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		s.failRoute(ctx, rq, err)
 		return
 	}
 	s.written(ctx, rq, commits, 200, view)
@@ -492,7 +492,7 @@ func (s *Server) updatePost(ctx *fasthttp.RequestCtx, rq *request) {
 func (s *Server) deletePost(ctx *fasthttp.RequestCtx, rq *request) {
 	args, err := requestArgs(ctx, rq.route)
 	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		s.failRoute(ctx, rq, err)
 		return
 	}
 	force := args.Bool("force")
@@ -535,7 +535,7 @@ func (s *Server) deletePost(ctx *fasthttp.RequestCtx, rq *request) {
 		return nil
 	})
 	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		s.failRoute(ctx, rq, err)
 		return
 	}
 	s.written(ctx, rq, commits, 200, out)

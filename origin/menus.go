@@ -184,7 +184,7 @@ func (s *Server) createMenu(ctx *fasthttp.RequestCtx, rq *request) {
 		err = notHierarchical
 	}
 	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		s.failRoute(ctx, rq, err)
 		return
 	}
 	var m schema.Menu
@@ -203,7 +203,7 @@ func (s *Server) createMenu(ctx *fasthttp.RequestCtx, rq *request) {
 		return tx.SaveMenuSettings(ctx, rq.info, m.ID, m.AutoAdd, locations)
 	})
 	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		s.failRoute(ctx, rq, err)
 		return
 	}
 	ctx.Response.Header.Set(fasthttp.HeaderLocation, schema.Site{Base: rq.info.BaseURL}.RestURL("/cms/v2/menus/"+strconv.FormatInt(int64(m.ID), 10)))
@@ -227,7 +227,7 @@ func loadMenu(ctx *fasthttp.RequestCtx, rq *request, tx *store.Tx) (*schema.Menu
 func (s *Server) updateMenu(ctx *fasthttp.RequestCtx, rq *request) {
 	in, err := decodeMenu(ctx, false)
 	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		s.failRoute(ctx, rq, err)
 		return
 	}
 	var m schema.Menu
@@ -258,7 +258,7 @@ func (s *Server) updateMenu(ctx *fasthttp.RequestCtx, rq *request) {
 		return tx.SaveMenuSettings(ctx, rq.info, m.ID, m.AutoAdd, locations)
 	})
 	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		s.failRoute(ctx, rq, err)
 		return
 	}
 	s.written(ctx, rq, commits, 200, s.menuView(rq, &m, "view"))
@@ -267,7 +267,7 @@ func (s *Server) updateMenu(ctx *fasthttp.RequestCtx, rq *request) {
 func (s *Server) deleteMenu(ctx *fasthttp.RequestCtx, rq *request) {
 	args, err := requestArgs(ctx, rq.route)
 	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		s.failRoute(ctx, rq, err)
 		return
 	}
 	var out any
@@ -291,7 +291,7 @@ func (s *Server) deleteMenu(ctx *fasthttp.RequestCtx, rq *request) {
 		return nil
 	})
 	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		s.failRoute(ctx, rq, err)
 		return
 	}
 	s.written(ctx, rq, commits, 200, out)
@@ -310,7 +310,7 @@ func menuReadCheck(rq *request, context, forbiddenContext string) error {
 }
 
 func (s *Server) getMenu(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err) }
+	fail := func(err error) { s.failRoute(ctx, rq, err) }
 	args, err := requestArgs(ctx, rq.route)
 	if err != nil {
 		fail(err)
@@ -329,7 +329,7 @@ func (s *Server) getMenu(ctx *fasthttp.RequestCtx, rq *request) {
 }
 
 func (s *Server) listMenus(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err) }
+	fail := func(err error) { s.failRoute(ctx, rq, err) }
 	args, err := requestArgs(ctx, rq.route)
 	if err != nil {
 		fail(err)
@@ -414,7 +414,7 @@ func menuLocationsCheck(rq *request) error {
 
 // listMenuLocations answers every location as an object keyed by name, as WordPress does.
 func (s *Server) listMenuLocations(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err) }
+	fail := func(err error) { s.failRoute(ctx, rq, err) }
 	if _, err := requestArgs(ctx, rq.route); err != nil {
 		fail(err)
 		return
@@ -432,7 +432,7 @@ func (s *Server) listMenuLocations(ctx *fasthttp.RequestCtx, rq *request) {
 }
 
 func (s *Server) getMenuLocation(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err) }
+	fail := func(err error) { s.failRoute(ctx, rq, err) }
 	if _, err := requestArgs(ctx, rq.route); err != nil {
 		fail(err)
 		return

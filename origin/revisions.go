@@ -107,7 +107,7 @@ func (s *Server) renderRevision(rq *request, r *schema.Post, context string, aut
 // listRevisions answers GET /{type}/{parent}/revisions: every revision and autosave of the
 // record, newest first, unpaginated unless per_page is sent.
 func (s *Server) listRevisions(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err) }
+	fail := func(err error) { s.failRoute(ctx, rq, err) }
 	args, err := requestArgs(ctx, rq.route)
 	if err != nil {
 		fail(err)
@@ -207,7 +207,7 @@ func loadRevision(ctx *fasthttp.RequestCtx, rq *request, tx *store.Tx) (*schema.
 
 // getRevision answers GET /{type}/{parent}/revisions/{id}.
 func (s *Server) getRevision(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err) }
+	fail := func(err error) { s.failRoute(ctx, rq, err) }
 	args, err := requestArgs(ctx, rq.route)
 	if err != nil {
 		fail(err)
@@ -244,7 +244,7 @@ func (s *Server) getRevision(ctx *fasthttp.RequestCtx, rq *request) {
 // revision belongs to (delete_post on a revision is delete_post on its record), which the path
 // does not have to name.
 func (s *Server) deleteRevision(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err) }
+	fail := func(err error) { s.failRoute(ctx, rq, err) }
 	args, err := requestArgs(ctx, rq.route)
 	if err != nil {
 		fail(err)
@@ -301,7 +301,7 @@ func (s *Server) deleteRevision(ctx *fasthttp.RequestCtx, rq *request) {
 // listAutosaves answers GET /{type}/{id}/autosaves: the autosaves of every author, newest
 // first, unpaginated.
 func (s *Server) listAutosaves(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err) }
+	fail := func(err error) { s.failRoute(ctx, rq, err) }
 	args, err := requestArgs(ctx, rq.route)
 	if err != nil {
 		fail(err)
@@ -335,7 +335,7 @@ func (s *Server) listAutosaves(ctx *fasthttp.RequestCtx, rq *request) {
 // getAutosave answers GET /{type}/{parent}/autosaves/{id}: as WordPress, the record's newest
 // autosave by any author, whatever {id} says (404 rest_post_no_autosave when there is none).
 func (s *Server) getAutosave(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err) }
+	fail := func(err error) { s.failRoute(ctx, rq, err) }
 	args, err := requestArgs(ctx, rq.route)
 	if err != nil {
 		fail(err)
@@ -377,7 +377,7 @@ func (s *Server) createAutosave(ctx *fasthttp.RequestCtx, rq *request) {
 		err = in.validate()
 	}
 	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		s.failRoute(ctx, rq, err)
 		return
 	}
 	var view *schema.RevisionView
@@ -449,7 +449,7 @@ func (s *Server) createAutosave(ctx *fasthttp.RequestCtx, rq *request) {
 		return nil
 	})
 	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		s.failRoute(ctx, rq, err)
 		return
 	}
 	s.written(ctx, rq, commits, 200, view)

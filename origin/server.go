@@ -301,15 +301,6 @@ func (s *Server) noRoute(ctx *fasthttp.RequestCtx, iface schema.Interface, route
 	s.http.Count(pipeline.RouteNotFound, 404)
 }
 
-func (s *Server) fail(ctx *fasthttp.RequestCtx, iface schema.Interface, route int, err error) {
-	if schema.ErrorCode(err) == schema.CodeInternal {
-		s.log.Error("request failed", "err", err, "path", string(ctx.Path()), "client", string(pipeline.ClientIP(ctx, s.fromEdge(ctx))),
-			"request_id", string(ctx.Response.Header.Peek(pipeline.HeaderRequestID)))
-	}
-	pipeline.WriteError(ctx, iface, err)
-	s.http.Count(route, ctx.Response.StatusCode())
-}
-
 // floor waits for a read floor sent by the caller (Vitrine-Min-Version or vitrine_min_version).
 func (s *Server) floor(ctx *fasthttp.RequestCtx, t *replica.Tenant) error {
 	var floor uint64
@@ -460,27 +451,6 @@ func (s *Server) announceWrites(ctx *fasthttp.RequestCtx, rq *request) {
 	if !rq.tenant.WaitFor(top, s.cfg.WriteWait) {
 		s.writeWaitTimeouts.Inc()
 	}
-}
-
-// written finishes a successful write: Vitrine-Write-Version, a bounded wait for the origin's
-// replica to apply it, and the response body.
-func (s *Server) written(ctx *fasthttp.RequestCtx, rq *request, commits []store.LogCommit, status int, body any) {
-	s.writes.Inc()
-	for _, c := range commits {
-		if c.Log == rq.tenant.Slug {
-			ctx.Response.Header.Set("Vitrine-Write-Version", strconv.FormatInt(c.Version, 10))
-			if !rq.tenant.WaitFor(c.Version, s.cfg.WriteWait) {
-				s.writeWaitTimeouts.Inc()
-			}
-		}
-	}
-	s.replicaVersion(ctx, rq.tenant)
-	ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
-	if rq.iface == schema.CMS {
-		cmsHeaders(ctx, rq, nil)
-	}
-	pipeline.WriteJSON(ctx, rq.iface, status, body)
-	s.http.Count(pipeline.RouteIndex(rq.route), status)
 }
 
 // health answers /healthz (the process is up) and /readyz (the database answers and the replica

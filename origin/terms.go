@@ -159,7 +159,7 @@ func (s *Server) createTerm(ctx *fasthttp.RequestCtx, rq *request, tax string) {
 		err = &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_term_exists", Message: "Cannot create existing term."}
 	}
 	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		s.failRoute(ctx, rq, err)
 		return
 	}
 	var term schema.Term
@@ -171,7 +171,7 @@ func (s *Server) createTerm(ctx *fasthttp.RequestCtx, rq *request, tax string) {
 		return tx.CreateTerm(ctx, rq.info, &term)
 	})
 	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		s.failRoute(ctx, rq, err)
 		return
 	}
 	ctx.Response.Header.Set(fasthttp.HeaderLocation,
@@ -194,7 +194,7 @@ func loadTerm(ctx *fasthttp.RequestCtx, rq *request, tx *store.Tx, tax string) (
 func (s *Server) updateTerm(ctx *fasthttp.RequestCtx, rq *request, tax string) {
 	in, err := decodeTerm(ctx, tax, false)
 	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		s.failRoute(ctx, rq, err)
 		return
 	}
 	var term schema.Term
@@ -216,7 +216,7 @@ func (s *Server) updateTerm(ctx *fasthttp.RequestCtx, rq *request, tax string) {
 		return tx.UpdateTerm(ctx, rq.info, old, &term)
 	})
 	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		s.failRoute(ctx, rq, err)
 		return
 	}
 	s.written(ctx, rq, commits, 200, s.termView(rq, &term))
@@ -225,7 +225,7 @@ func (s *Server) updateTerm(ctx *fasthttp.RequestCtx, rq *request, tax string) {
 func (s *Server) deleteTerm(ctx *fasthttp.RequestCtx, rq *request, tax string) {
 	args, err := requestArgs(ctx, rq.route)
 	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		s.failRoute(ctx, rq, err)
 		return
 	}
 	var out any
@@ -249,7 +249,7 @@ func (s *Server) deleteTerm(ctx *fasthttp.RequestCtx, rq *request, tax string) {
 		return nil
 	})
 	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		s.failRoute(ctx, rq, err)
 		return
 	}
 	s.written(ctx, rq, commits, 200, out)

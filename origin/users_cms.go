@@ -105,7 +105,7 @@ func (s *Server) targetUser(ctx *fasthttp.RequestCtx, rq *request, param string)
 }
 
 func (s *Server) listUsers(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err) }
+	fail := func(err error) { s.failRoute(ctx, rq, err) }
 	args, err := requestArgs(ctx, rq.route)
 	if err != nil {
 		fail(err)
@@ -213,7 +213,7 @@ func queryArg(ctx *fasthttp.RequestCtx) func(string) (string, bool) {
 }
 
 func (s *Server) getUser(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err) }
+	fail := func(err error) { s.failRoute(ctx, rq, err) }
 	args, err := requestArgs(ctx, rq.route)
 	if err != nil {
 		fail(err)
@@ -370,7 +370,7 @@ func (s *Server) createUser(ctx *fasthttp.RequestCtx, rq *request) {
 		}
 	}
 	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		s.failRoute(ctx, rq, err)
 		return
 	}
 	u := &schema.User{Login: *in.Username, Role: schema.RoleSubscriber}
@@ -382,7 +382,7 @@ func (s *Server) createUser(ctx *fasthttp.RequestCtx, rq *request) {
 		return tx.CreateUserTx(ctx, rq.info, u)
 	})
 	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
+		s.failRoute(ctx, rq, err)
 		return
 	}
 	ctx.Response.Header.Set(fasthttp.HeaderLocation, schema.Site{Base: rq.info.BaseURL}.RestURL("/cms/v2/users/"+strconv.FormatInt(int64(u.ID), 10)))
@@ -390,7 +390,7 @@ func (s *Server) createUser(ctx *fasthttp.RequestCtx, rq *request) {
 }
 
 func (s *Server) updateUser(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err) }
+	fail := func(err error) { s.failRoute(ctx, rq, err) }
 	in, err := decodeUser(ctx, false)
 	if err != nil {
 		fail(err)
@@ -422,7 +422,7 @@ func (s *Server) updateUser(ctx *fasthttp.RequestCtx, rq *request) {
 }
 
 func (s *Server) deleteUser(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err) }
+	fail := func(err error) { s.failRoute(ctx, rq, err) }
 	args, err := requestArgs(ctx, rq.route)
 	if err == nil && !args.Get("reassign").Given {
 		e := missingParams("reassign")
