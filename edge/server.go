@@ -33,7 +33,6 @@ import (
 	"log/slog"
 	"net/netip"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -95,7 +94,7 @@ type Server struct {
 
 	hits, misses, fills, notModified, forwarded, forwardErrors *metrics.Counter
 	floorTimeouts, writeWaitTimeouts                           *metrics.Counter
-	waiters                                                    atomic.Int64
+	floor                                                      *pipeline.ReadFloor
 }
 
 // New returns an edge serving rep.
@@ -155,8 +154,10 @@ func New(cfg Config, rep *replica.Replica) (*Server, error) {
 	s.forwarded = m.NewCounter(`vitrine_edge_forwarded_total`)
 	s.forwardErrors = m.NewCounter(`vitrine_edge_forward_errors_total`)
 	s.floorTimeouts = m.NewCounter(`vitrine_edge_floor_timeouts_total`)
+	s.floor = &pipeline.ReadFloor{Wait: cfg.FloorWait, MaxAhead: cfg.MaxFloorAhead, MaxWaiters: cfg.MaxWaiters,
+		Behind: "This edge has not caught up with the requested version yet; retry shortly", OnTimeout: s.floorTimeouts.Inc}
 	s.writeWaitTimeouts = m.NewCounter(`vitrine_edge_write_wait_timeouts_total`)
-	m.NewGauge(`vitrine_edge_floor_waiters`, func() float64 { return float64(s.waiters.Load()) })
+	m.NewGauge(`vitrine_edge_floor_waiters`, func() float64 { return float64(s.floor.Waiters()) })
 	return s, nil
 }
 
@@ -262,13 +263,14 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 		s.http.Count(pipeline.RouteNotFound, 503)
 		return
 	}
-	floor, err := minVersion(hs.MinVersion, ctx.QueryArgs().Peek("vitrine_min_version"))
+	floor, err := s.floor.Parse(ctx, hs.MinVersion)
+	if err == nil {
+		err = s.floor.Hold(t, floor)
+	}
 	if err != nil {
 		pipeline.WriteError(ctx, iface, err)
-		pipeline.Reshape(ctx, iface, apiRoot(t))
-		return
-	}
-	if floor > t.Version() && !s.waitFloor(ctx, iface, t, floor) {
+		s.setReplicaVersion(ctx, t)
+		s.http.Count(pipeline.RouteNotFound, ctx.Response.StatusCode())
 		pipeline.Reshape(ctx, iface, apiRoot(t))
 		return
 	}
@@ -658,55 +660,6 @@ func (s *Server) rateLimit(ctx *fasthttp.RequestCtx, iface schema.Interface, t *
 		Message: "Too many requests; retry later", RetryAfter: retry})
 	s.http.Count(pipeline.RouteNotFound, 429)
 	return false
-}
-
-// minVersion returns the read floor of a request: the larger of the Vitrine-Min-Version header
-// and the vitrine_min_version parameter (0 when neither is sent).
-func minVersion(header, param []byte) (int64, error) {
-	var floor int64
-	for _, v := range [2][]byte{header, param} {
-		if len(v) == 0 {
-			continue
-		}
-		n, err := fasthttp.ParseUint(v)
-		if err != nil {
-			return 0, &schema.Error{Code: schema.CodeInvalid, Field: "vitrine_min_version", CMSCode: "rest_invalid_param",
-				Message: "Vitrine-Min-Version must be a non-negative integer", Params: map[string]string{"vitrine_min_version": "vitrine_min_version is not of type integer."}}
-		}
-		floor = max(floor, int64(n))
-	}
-	return floor, nil
-}
-
-// waitFloor holds a read until the tenant reaches floor, within FloorWait. It answers (and
-// returns false) when the floor is refused or not reached in time.
-func (s *Server) waitFloor(ctx *fasthttp.RequestCtx, iface schema.Interface, t *replica.Tenant, floor int64) bool {
-	if floor > t.Seen()+s.cfg.MaxFloorAhead {
-		pipeline.WriteError(ctx, iface, &schema.Error{Code: schema.CodeInvalid, Field: "vitrine_min_version", CMSCode: "rest_invalid_param",
-			Message: "Vitrine-Min-Version is far above any version this store has written",
-			Params:  map[string]string{"vitrine_min_version": "vitrine_min_version is far above any version this store has written."}})
-		s.setReplicaVersion(ctx, t)
-		return false
-	}
-	if s.waiters.Add(1) > s.cfg.MaxWaiters {
-		s.waiters.Add(-1)
-		s.behind(ctx, iface, t)
-		return false
-	}
-	reached := t.WaitFor(floor, s.cfg.FloorWait)
-	s.waiters.Add(-1)
-	if !reached {
-		s.floorTimeouts.Inc()
-		s.behind(ctx, iface, t)
-	}
-	return reached
-}
-
-func (s *Server) behind(ctx *fasthttp.RequestCtx, iface schema.Interface, t *replica.Tenant) {
-	pipeline.WriteError(ctx, iface, &schema.Error{Code: schema.CodeUnavailable, CMSCode: "rest_replica_behind",
-		Message: "This edge has not caught up with the requested version yet; retry shortly", RetryAfter: 1})
-	s.setReplicaVersion(ctx, t)
-	s.http.Count(pipeline.RouteNotFound, 503)
 }
 
 // forward sends a request to the origin. A successful write's response is held until the edge

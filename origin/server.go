@@ -78,6 +78,7 @@ type Server struct {
 	http   *pipeline.HTTPMetrics
 
 	writes, writeWaitTimeouts, authFailures *metrics.Counter
+	floor                                   *pipeline.ReadFloor // the read floor, as at edges
 	handlers                                map[string]handlerFunc
 	bound                                   map[string]int       // how often each route name was bound (bind)
 	validators                              map[string]validator // batch pre-checks (batch.go)
@@ -124,6 +125,7 @@ func New(cfg Config, db *store.DB, rep *replica.Replica) *Server {
 	s.writes = cfg.Metrics.NewCounter(`vitrine_origin_writes_total`)
 	s.writeWaitTimeouts = cfg.Metrics.NewCounter(`vitrine_origin_write_wait_timeouts_total`)
 	s.authFailures = cfg.Metrics.NewCounter(`vitrine_origin_auth_failures_total`)
+	s.floor = &pipeline.ReadFloor{Wait: cfg.FloorWait, Behind: "The origin has not applied the requested version yet; retry shortly"}
 	s.handlers = map[string]handlerFunc{}
 	s.bound = map[string]int{}
 	s.validators = map[string]validator{}
@@ -233,7 +235,12 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	root = schema.Site{Base: schema.CanonicalBaseURL(info.BaseURL)}.APIRoot()
-	if err := s.floor(ctx, t); err != nil {
+	floor, err := s.floor.Parse(ctx, ctx.Request.Header.Peek("Vitrine-Min-Version"))
+	if err == nil {
+		err = s.floor.Hold(t, floor)
+	}
+	if err != nil {
+		s.replicaVersion(ctx, t)
 		s.fail(ctx, iface, pipeline.RouteNotFound, err)
 		return
 	}
@@ -299,26 +306,6 @@ func (s *Server) noRoute(ctx *fasthttp.RequestCtx, iface schema.Interface, route
 	}
 	pipeline.NotFound(ctx, iface)
 	s.http.Count(pipeline.RouteNotFound, 404)
-}
-
-// floor waits for a read floor sent by the caller (Vitrine-Min-Version or vitrine_min_version).
-func (s *Server) floor(ctx *fasthttp.RequestCtx, t *replica.Tenant) error {
-	var floor uint64
-	for _, v := range [2][]byte{ctx.Request.Header.Peek("Vitrine-Min-Version"), ctx.QueryArgs().Peek("vitrine_min_version")} {
-		if len(v) == 0 {
-			continue
-		}
-		n, err := fasthttp.ParseUint(v)
-		if err != nil {
-			return &schema.Error{Code: schema.CodeInvalid, Field: "vitrine_min_version", Message: "Vitrine-Min-Version must be a non-negative integer"}
-		}
-		floor = max(floor, uint64(n))
-	}
-	if floor == 0 || t.WaitFor(int64(floor), s.cfg.FloorWait) {
-		return nil
-	}
-	return &schema.Error{Code: schema.CodeUnavailable, CMSCode: "rest_replica_behind", RetryAfter: 1,
-		Message: "The origin has not applied the requested version yet; retry shortly"}
 }
 
 // fromEdge reports whether the request carries the edge secret.
