@@ -111,10 +111,10 @@ func decodeAppPassword(ctx *fasthttp.RequestCtx, creating bool) (*appPasswordInp
 		return nil, missingParams("name")
 	}
 	if in.Name != nil && (len(*in.Name) == 0 || schema.ValidateText("name", *in.Name, 200, true) != nil) {
-		return nil, cmsInvalid("name", "name does not match pattern .*\\S.*.")
+		return nil, schema.InvalidParam("name", "name does not match pattern .*\\S.*.")
 	}
 	if in.AppID != nil && *in.AppID != "" && !schema.ValidUUID(*in.AppID) {
-		return nil, cmsInvalid("app_id", "app_id is not a valid UUID.")
+		return nil, schema.InvalidParam("app_id", "app_id is not a valid UUID.")
 	}
 	return &in, nil
 }

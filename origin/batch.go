@@ -78,7 +78,7 @@ func (s *Server) batch(ctx *fasthttp.RequestCtx, rq *request) {
 		case "require-all-validate":
 			requireAll = true
 		default:
-			s.failRoute(ctx, rq, cmsInvalid("validation", "validation is not one of require-all-validate and normal."))
+			s.failRoute(ctx, rq, schema.InvalidParam("validation", "validation is not one of require-all-validate and normal."))
 			return
 		}
 	}
@@ -89,7 +89,7 @@ func (s *Server) batch(ctx *fasthttp.RequestCtx, rq *request) {
 	}
 	items := *in.Requests
 	if len(items) > MaxBatchRequests {
-		s.failRoute(ctx, rq, cmsInvalid("requests", "requests must contain at most 25 items."))
+		s.failRoute(ctx, rq, schema.InvalidParam("requests", "requests must contain at most 25 items."))
 		return
 	}
 	for i, it := range items {
@@ -97,12 +97,12 @@ func (s *Server) batch(ctx *fasthttp.RequestCtx, rq *request) {
 			switch strings.ToUpper(*it.Method) {
 			case "POST", "PUT", "PATCH", "DELETE":
 			default:
-				s.failRoute(ctx, rq, cmsInvalid("requests", "requests["+strconv.Itoa(i)+"][method] is not one of POST, PUT, PATCH, and DELETE."))
+				s.failRoute(ctx, rq, schema.InvalidParam("requests", "requests["+strconv.Itoa(i)+"][method] is not one of POST, PUT, PATCH, and DELETE."))
 				return
 			}
 		}
 		if it.Path == nil {
-			s.failRoute(ctx, rq, cmsInvalid("requests", "requests["+strconv.Itoa(i)+"][path] is a required property of requests["+strconv.Itoa(i)+"]."))
+			s.failRoute(ctx, rq, schema.InvalidParam("requests", "requests["+strconv.Itoa(i)+"][path] is a required property of requests["+strconv.Itoa(i)+"]."))
 			return
 		}
 	}

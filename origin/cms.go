@@ -81,38 +81,32 @@ func postType(rq *request) *schema.PostType {
 
 var writableStatuses = []string{"publish", "future", "draft", "pending", "private", "trash"}
 
-// cmsInvalid is a WordPress rest_invalid_param error about one parameter.
-func cmsInvalid(param, msg string) *schema.Error {
-	return &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_invalid_param", Field: param, Message: msg,
-		Params: map[string]string{param: msg}}
-}
-
 // validate checks the parameters' types and enums (WordPress's argument validation, before
 // permissions).
 func (in *postInput) validate() error {
 	if in.Status != nil && !contains(writableStatuses, *in.Status) {
-		return cmsInvalid("status", "status is not one of publish, future, draft, pending, private, and trash.")
+		return schema.InvalidParam("status", "status is not one of publish, future, draft, pending, private, and trash.")
 	}
 	if in.CommentStatus != nil && *in.CommentStatus != "open" && *in.CommentStatus != "closed" {
-		return cmsInvalid("comment_status", "comment_status is not one of open and closed.")
+		return schema.InvalidParam("comment_status", "comment_status is not one of open and closed.")
 	}
 	if in.PingStatus != nil && *in.PingStatus != "open" && *in.PingStatus != "closed" {
-		return cmsInvalid("ping_status", "ping_status is not one of open and closed.")
+		return schema.InvalidParam("ping_status", "ping_status is not one of open and closed.")
 	}
 	if in.Format != nil && !contains(schema.PostFormats, *in.Format) {
-		return cmsInvalid("format", "format is not one of standard, aside, chat, gallery, link, image, quote, status, video, and audio.")
+		return schema.InvalidParam("format", "format is not one of standard, aside, chat, gallery, link, image, quote, status, video, and audio.")
 	}
 	if in.ItemType != nil && !contains([]string{"taxonomy", "post_type", "post_type_archive", "custom"}, *in.ItemType) {
-		return cmsInvalid("type", "type is not one of taxonomy, post_type, post_type_archive, and custom.")
+		return schema.InvalidParam("type", "type is not one of taxonomy, post_type, post_type_archive, and custom.")
 	}
 	if in.Target != nil && *in.Target != "" && *in.Target != "_blank" {
-		return cmsInvalid("target", "target is not one of _blank and .")
+		return schema.InvalidParam("target", "target is not one of _blank and .")
 	}
 	if in.Parent != nil && *in.Parent < 0 {
-		return cmsInvalid("parent", "parent must be greater than or equal to 0")
+		return schema.InvalidParam("parent", "parent must be greater than or equal to 0")
 	}
 	if in.ObjectID != nil && *in.ObjectID < 0 {
-		return cmsInvalid("object_id", "object_id must be greater than or equal to 0")
+		return schema.InvalidParam("object_id", "object_id must be greater than or equal to 0")
 	}
 	for name, d := range map[string]*string{"date": in.Date, "date_gmt": in.DateGMT} {
 		if d != nil {

@@ -44,7 +44,7 @@ func checkTypeFields(ctx context.Context, rq *request, tx *store.Tx, p *schema.P
 		return nil
 	}
 	if p.MenuOrder < 1 {
-		return cmsInvalid("menu_order", "menu_order must be greater than or equal to 1")
+		return schema.InvalidParam("menu_order", "menu_order must be greater than or equal to 1")
 	}
 	mi := p.MenuItem
 	if mi.Type == "custom" {

@@ -45,12 +45,12 @@ func (l *stringList) UnmarshalJSON(b []byte) error {
 	}
 	var raw []json.RawMessage
 	if err := json.Unmarshal(b, &raw); err != nil {
-		return &fieldError{cmsInvalid("locations", "locations is not of type array.")}
+		return &fieldError{schema.InvalidParam("locations", "locations is not of type array.")}
 	}
 	out := make([]string, len(raw))
 	for i, r := range raw {
 		if err := json.Unmarshal(r, &out[i]); err != nil {
-			return &fieldError{cmsInvalid("locations", "locations["+strconv.Itoa(i)+"] is not of type string.")}
+			return &fieldError{schema.InvalidParam("locations", "locations["+strconv.Itoa(i)+"] is not of type string.")}
 		}
 	}
 	*l = out
@@ -109,13 +109,13 @@ func decodeMenu(ctx *fasthttp.RequestCtx, creating bool) (*menuInput, error) {
 	}
 	if in.Meta != nil {
 		for k := range *in.Meta {
-			return nil, cmsInvalid("meta", k+" is not a valid property of Object.")
+			return nil, schema.InvalidParam("meta", k+" is not a valid property of Object.")
 		}
 	}
 	if in.Locations != nil {
 		for _, l := range *in.Locations {
 			if !schema.IsMenuLocation(l) {
-				e := cmsInvalid("locations", "Invalid menu location.")
+				e := schema.InvalidParam("locations", "Invalid menu location.")
 				e.DetailData = map[string]any{"locations": map[string]string{"location": l}}
 				return nil, e
 			}

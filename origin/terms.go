@@ -54,11 +54,11 @@ func decodeTerm(ctx *fasthttp.RequestCtx, tax string, creating bool) (*termInput
 			Message: "Missing parameter(s): name", Params: map[string]string{"name": "name"}}
 	}
 	if in.Parent != nil && tax == schema.TaxTag {
-		return nil, cmsInvalid("parent", "parent is not a valid property of Object.")
+		return nil, schema.InvalidParam("parent", "parent is not a valid property of Object.")
 	}
 	if in.Meta != nil && len(*in.Meta) > 0 {
 		for k := range *in.Meta {
-			return nil, cmsInvalid("meta", k+" is not a valid property of Object.")
+			return nil, schema.InvalidParam("meta", k+" is not a valid property of Object.")
 		}
 	}
 	return &in, nil

@@ -265,7 +265,7 @@ func decodeUser(ctx *fasthttp.RequestCtx, creating bool) (*userInput, error) {
 		}
 	}
 	if in.Email != nil && schema.ValidateEmail("email", *in.Email) != nil {
-		return nil, cmsInvalid("email", "Invalid email address.")
+		return nil, schema.InvalidParam("email", "Invalid email address.")
 	}
 	if in.Roles != nil {
 		for _, r := range *in.Roles {
@@ -275,12 +275,12 @@ func decodeUser(ctx *fasthttp.RequestCtx, creating bool) (*userInput, error) {
 			}
 		}
 		if len(*in.Roles) > 1 {
-			return nil, cmsInvalid("roles", "roles must contain at most 1 item.")
+			return nil, schema.InvalidParam("roles", "roles must contain at most 1 item.")
 		}
 	}
 	if in.Meta != nil {
 		for k := range *in.Meta {
-			return nil, cmsInvalid("meta", k+" is not a valid property of Object.")
+			return nil, schema.InvalidParam("meta", k+" is not a valid property of Object.")
 		}
 	}
 	return &in, nil

@@ -69,6 +69,12 @@ func Invalid(field, format string, args ...any) *Error {
 	return &Error{Code: CodeInvalid, Field: field, Message: fmt.Sprintf(format, args...)}
 }
 
+// InvalidParam is WordPress's rest_invalid_param about one argument: the message in the error and
+// in data.params under the argument's name (a 400 on either interface).
+func InvalidParam(name, msg string) *Error {
+	return &Error{Code: CodeInvalid, CMSCode: "rest_invalid_param", Field: name, Message: msg, Params: map[string]string{name: msg}}
+}
+
 // ErrorCode returns the code of err, or CodeInternal when err is not an *Error.
 func ErrorCode(err error) Code {
 	var e *Error

@@ -26,11 +26,6 @@ func canEditType(v Viewer, t *schema.PostType) bool {
 	return v.User != nil && v.User.Role.Can(t.Caps.Edit)
 }
 
-func invalidParam(name, msg string) error {
-	return &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_invalid_param", Field: name, Message: msg,
-		Params: map[string]string{name: msg}}
-}
-
 // postQuery turns a collection's arguments into a replica query, with WordPress's checks of
 // the statuses the viewer may ask for and of orderings that need another argument.
 func postQuery(v Viewer, args *schema.Args, st schema.Site, t *schema.PostType) (replica.PostQuery, error) {
@@ -43,12 +38,12 @@ func postQuery(v Viewer, args *schema.Args, st schema.Site, t *schema.PostType) 
 		}
 		allowed := s == "publish" || canEditType(v, t) || s == "private" && v.User != nil && v.User.Role.Can(t.Caps.ReadPrivate)
 		if !allowed {
-			return q, invalidParam("status", "Status is forbidden.")
+			return q, schema.InvalidParam("status", "Status is forbidden.")
 		}
 		q.Statuses = append(q.Statuses, schema.PostStatus(s))
 	}
 	if slices.Contains(args.Get("status").Strs, "any") && !canEditType(v, t) {
-		return q, invalidParam("status", "Status is forbidden.")
+		return q, schema.InvalidParam("status", "Status is forbidden.")
 	}
 	search := args.Str("search")
 	if q.OrderBy == "relevance" && search == "" {
