@@ -364,27 +364,19 @@ func (s *Server) listMenus(ctx *fasthttp.RequestCtx, rq *request) {
 		fail(err)
 		return
 	}
-	include, exclude, slugs := args.Get("include").Ints, args.Get("exclude").Ints, args.Get("slug").Strs
-	search := strings.ToLower(args.Str("search"))
-	var all []*schema.Menu
-	for _, m := range menus {
-		switch {
-		case len(include) > 0 && !slices.Contains(include, int64(m.ID)),
-			slices.Contains(exclude, int64(m.ID)),
-			len(slugs) > 0 && !slices.Contains(slugs, m.Slug),
-			search != "" && !strings.Contains(strings.ToLower(m.Name), search) && !strings.Contains(m.Slug, search),
-			post > 0 && m.ID != onPost,
-			args.Bool("hide_empty") && counts[m.ID] == 0:
-			continue
-		}
-		all = append(all, m)
-	}
-	orderby, desc := args.Str("orderby"), args.Str("order") == "desc"
+	filter := schema.TermFilterOf(args)
 	key := func(m *schema.Menu) schema.TermOrder {
 		return schema.TermOrder{ID: m.ID, Name: m.Name, Slug: m.Slug, Description: m.Description, Count: counts[m.ID]}
 	}
+	var all []*schema.Menu
+	for _, m := range menus {
+		if filter.Keeps(key(m)) && (post <= 0 || m.ID == onPost) {
+			all = append(all, m)
+		}
+	}
+	orderby, desc := args.Str("orderby"), args.Str("order") == "desc"
 	slices.SortStableFunc(all, func(a, b *schema.Menu) int {
-		return schema.CompareTerms(orderby, desc, include, slugs, key(a), key(b))
+		return schema.CompareTerms(orderby, desc, filter.Include, filter.Slugs, key(a), key(b))
 	})
 	page, perPage := int(args.Int("page")), int(args.Int("per_page"))
 	offset := schema.PageOffset(args.Int("page"), args.Int("per_page"))

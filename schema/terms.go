@@ -155,3 +155,33 @@ func CompareTerms(orderby string, desc bool, include []int64, slugs []string, a,
 	}
 	return cmp.Or(c, cmp.Compare(a.ID, b.ID))
 }
+
+// TermFilter is the part of a terms collection's arguments every taxonomy shares (categories,
+// tags, menus): include, exclude, slug, search and hide_empty.
+type TermFilter struct {
+	Include, Exclude []int64
+	Slugs            []string
+	Search           string // lowercased
+	HideEmpty        bool
+}
+
+// TermFilterOf reads a terms collection's shared filter from its arguments.
+func TermFilterOf(args *Args) TermFilter {
+	return TermFilter{Include: args.Get("include").Ints, Exclude: args.Get("exclude").Ints, Slugs: args.Get("slug").Strs,
+		Search: strings.ToLower(args.Str("search")), HideEmpty: args.Bool("hide_empty")}
+}
+
+// Keeps reports whether a term passes the filter: among include when given, not in exclude,
+// among the slugs when given, its name or slug containing the search, and in use when
+// hide_empty.
+func (f TermFilter) Keeps(t TermOrder) bool {
+	switch {
+	case len(f.Include) > 0 && !slices.Contains(f.Include, int64(t.ID)),
+		slices.Contains(f.Exclude, int64(t.ID)),
+		len(f.Slugs) > 0 && !slices.Contains(f.Slugs, t.Slug),
+		f.Search != "" && !strings.Contains(strings.ToLower(t.Name), f.Search) && !strings.Contains(t.Slug, f.Search),
+		f.HideEmpty && t.Count == 0:
+		return false
+	}
+	return true
+}

@@ -3,7 +3,6 @@ package reads
 import (
 	"slices"
 	"strconv"
-	"strings"
 
 	"vitrine/edge/cache"
 	"vitrine/edge/replica"
@@ -45,9 +44,7 @@ func termsList(req *Request, args *schema.Args, info *schema.Tenant, tax string)
 	}
 	s := req.Tenant.Snapshot()
 	counts := s.TermCounts(tax)
-	include, exclude := args.Get("include").Ints, args.Get("exclude").Ints
-	slugs := args.Get("slug").Strs
-	search := strings.ToLower(args.Str("search"))
+	filter := schema.TermFilterOf(args)
 	var onPost []schema.TermID
 	postGiven := args.Get("post").Given
 	if postGiven {
@@ -68,26 +65,18 @@ func termsList(req *Request, args *schema.Args, info *schema.Tenant, tax string)
 	if hasParent {
 		parent = schema.TermID(args.Int("parent"))
 	}
-	var all []*schema.Term
-	for _, t := range s.Terms(tax) {
-		switch {
-		case len(include) > 0 && !slices.Contains(include, int64(t.ID)),
-			slices.Contains(exclude, int64(t.ID)),
-			len(slugs) > 0 && !slices.Contains(slugs, t.Slug),
-			search != "" && !strings.Contains(strings.ToLower(t.Name), search) && !strings.Contains(t.Slug, search),
-			hasParent && t.Parent != parent,
-			postGiven && !slices.Contains(onPost, t.ID),
-			args.Bool("hide_empty") && counts[t.ID] == 0:
-			continue
-		}
-		all = append(all, t)
-	}
-	orderby, desc := args.Str("orderby"), args.Str("order") == "desc"
 	key := func(t *schema.Term) schema.TermOrder {
 		return schema.TermOrder{ID: t.ID, Name: t.Name, Slug: t.Slug, Description: t.Description, Count: counts[t.ID]}
 	}
+	var all []*schema.Term
+	for _, t := range s.Terms(tax) {
+		if filter.Keeps(key(t)) && (!hasParent || t.Parent == parent) && (!postGiven || slices.Contains(onPost, t.ID)) {
+			all = append(all, t)
+		}
+	}
+	orderby, desc := args.Str("orderby"), args.Str("order") == "desc"
 	slices.SortStableFunc(all, func(a, b *schema.Term) int {
-		return schema.CompareTerms(orderby, desc, include, slugs, key(a), key(b))
+		return schema.CompareTerms(orderby, desc, filter.Include, filter.Slugs, key(a), key(b))
 	})
 	page, perPage := int(args.Int("page")), int(args.Int("per_page"))
 	offset := schema.PageOffset(args.Int("page"), args.Int("per_page"))
