@@ -21,11 +21,30 @@ type LogDigest struct {
 // DigestTerm is one live entity state's contribution to a LogDigest: FNV-1a over the key and the
 // version, finished with a 64-bit mixer so that nearby versions spread over the whole range.
 func DigestTerm(key string, version int64) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(key); i++ {
-		h ^= uint64(key[i])
+	return digestFinish(fnvString(fnvOffset, key), version)
+}
+
+// DigestTermOf is DigestTerm of the change key vis.kind.id, without building the key: replicas
+// call it for every change they apply.
+func DigestTermOf(vis Visibility, kind Kind, id string, version int64) uint64 {
+	h := fnvString(fnvOffset, string(vis))
+	h = fnvString(h, ".")
+	h = fnvString(h, string(kind))
+	h = fnvString(h, ".")
+	return digestFinish(fnvString(h, id), version)
+}
+
+const fnvOffset = uint64(14695981039346656037)
+
+func fnvString(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
 		h *= 1099511628211
 	}
+	return h
+}
+
+func digestFinish(h uint64, version int64) uint64 {
 	var v [8]byte
 	binary.LittleEndian.PutUint64(v[:], uint64(version))
 	for _, b := range v {
@@ -42,24 +61,34 @@ func DigestTerm(key string, version int64) uint64 {
 
 // Add counts the live state at key (its subject suffix "<vis>.<kind>.<id>") and version.
 func (d *LogDigest) Add(vis Visibility, key string, version int64) {
-	if vis == Pub {
-		d.PubCount++
-		d.PubSum += DigestTerm(key, version)
-		return
-	}
-	d.PrivCount++
-	d.PrivSum += DigestTerm(key, version)
+	d.AddTerm(vis, DigestTerm(key, version))
 }
 
 // Remove takes back a state Add counted.
 func (d *LogDigest) Remove(vis Visibility, key string, version int64) {
+	d.RemoveTerm(vis, DigestTerm(key, version))
+}
+
+// AddTerm counts a live state by its term (DigestTerm, DigestTermOf).
+func (d *LogDigest) AddTerm(vis Visibility, term uint64) {
+	if vis == Pub {
+		d.PubCount++
+		d.PubSum += term
+		return
+	}
+	d.PrivCount++
+	d.PrivSum += term
+}
+
+// RemoveTerm takes back a state AddTerm counted.
+func (d *LogDigest) RemoveTerm(vis Visibility, term uint64) {
 	if vis == Pub {
 		d.PubCount--
-		d.PubSum -= DigestTerm(key, version)
+		d.PubSum -= term
 		return
 	}
 	d.PrivCount--
-	d.PrivSum -= DigestTerm(key, version)
+	d.PrivSum -= term
 }
 
 // Matches reports whether a replica's digest agrees with a head's on the visibilities the replica

@@ -292,12 +292,11 @@ func put[T any](s *slot[T], c *schema.Change, v *T, b *builder) (old *T, applied
 		return nil, false
 	}
 	old = *state
-	key := c.Key()
 	if old != nil {
-		b.digest.Remove(c.Vis, key, *ver)
+		b.digest.RemoveTerm(c.Vis, schema.DigestTermOf(c.Vis, c.Kind, c.ID, *ver))
 	}
 	if v != nil {
-		b.digest.Add(c.Vis, key, c.Version)
+		b.digest.AddTerm(c.Vis, schema.DigestTermOf(c.Vis, c.Kind, c.ID, c.Version))
 	}
 	b.bytes += int64(size - *sz)
 	b.applied = true
