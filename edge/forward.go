@@ -14,10 +14,6 @@ import (
 	"vitrine/edge/pipeline"
 )
 
-// HeaderEdgeAuth carries the edge secret on forwarded requests. The origin trusts
-// X-Forwarded-For (and the request id) only on requests that carry it.
-const HeaderEdgeAuth = "Vitrine-Edge-Auth"
-
 // forwarder sends requests the edge does not answer to the origin.
 type forwarder struct {
 	hc      *fasthttp.HostClient
@@ -93,7 +89,7 @@ func (f *forwarder) forward(ctx *fasthttp.RequestCtx, requestID []byte, tenant s
 	stripHopByHop(&req.Header)
 	// The origin resolves the same tenant from the same registry; naming it spares the origin a
 	// host lookup that its own configuration might not make.
-	req.Header.Set("X-Tenant-Slug", tenant)
+	req.Header.Set(pipeline.HeaderTenantSlug, tenant)
 	ip := ctx.RemoteIP().String()
 	if prior := req.Header.Peek(fasthttp.HeaderXForwardedFor); len(prior) > 0 {
 		req.Header.Set(fasthttp.HeaderXForwardedFor, string(prior)+", "+ip)
@@ -108,9 +104,9 @@ func (f *forwarder) forward(ctx *fasthttp.RequestCtx, requestID []byte, tenant s
 	// The client address as this edge resolved it, through its trusted proxies; a value the
 	// client sent is overwritten.
 	req.Header.Set(pipeline.HeaderClientIP, client.String())
-	req.Header.Del(HeaderEdgeAuth)
+	req.Header.Del(pipeline.HeaderEdgeAuth)
 	if len(f.secret) > 0 {
-		req.Header.SetBytesV(HeaderEdgeAuth, f.secret)
+		req.Header.SetBytesV(pipeline.HeaderEdgeAuth, f.secret)
 	}
 	req.Header.SetBytesV("X-Request-Id", requestID)
 	var err error

@@ -95,6 +95,7 @@ type Server struct {
 	hits, misses, fills, notModified, forwarded, forwardErrors *metrics.Counter
 	floorTimeouts, writeWaitTimeouts                           *metrics.Counter
 	floor                                                      *pipeline.ReadFloor
+	front                                                      *pipeline.Front
 }
 
 // New returns an edge serving rep.
@@ -157,6 +158,10 @@ func New(cfg Config, rep *replica.Replica) (*Server, error) {
 	s.floor = &pipeline.ReadFloor{Wait: cfg.FloorWait, MaxAhead: cfg.MaxFloorAhead, MaxWaiters: cfg.MaxWaiters,
 		Behind: "This edge has not caught up with the requested version yet; retry shortly", OnTimeout: s.floorTimeouts.Inc}
 	s.writeWaitTimeouts = m.NewCounter(`vitrine_edge_write_wait_timeouts_total`)
+	s.front = &pipeline.Front{Tenants: rep, IDs: s.ids, HTTP: s.http, Floor: s.floor, Health: s.health, Tail: s.tail}
+	if s.lim != nil {
+		s.front.Admit = s.rateLimit
+	}
 	m.NewGauge(`vitrine_edge_floor_waiters`, func() float64 { return float64(s.floor.Waiters()) })
 	return s, nil
 }
@@ -186,127 +191,70 @@ func (s *Server) HTTPServer() *fasthttp.Server {
 }
 
 var (
-	headerTenantSlug       = []byte("X-Tenant-Slug")
-	headerReplicaVersion   = []byte("Vitrine-Replica-Version")
-	keyETag                = []byte(fasthttp.HeaderETag)
-	keyCacheControl        = []byte(fasthttp.HeaderCacheControl)
-	keyContentEncoding     = []byte(fasthttp.HeaderContentEncoding)
-	keyRobots              = []byte("X-Robots-Tag")
-	keyNoSniff             = []byte("X-Content-Type-Options")
-	keyAllow               = []byte(fasthttp.HeaderAllow)
-	keyRateLimit           = []byte("RateLimit-Limit")
-	keyRateRemaining       = []byte("RateLimit-Remaining")
-	keyRateReset           = []byte("RateLimit-Reset")
-	headerWriteVersion     = "Vitrine-Write-Version"
-	headerMinVersion       = "Vitrine-Min-Version"
-	cacheControlPublic     = []byte("public, no-cache")
-	cacheControlPrivate    = []byte("private, no-store")
-	varyAcceptEncoding     = []byte("Accept-Encoding")
-	noindex                = []byte("noindex")
-	nosniff                = []byte("nosniff")
-	stateKey               = "vitrine.edge.request"
-	contentTypeCommerce    = string(pipeline.ContentTypeCommerce)
-	contentTypeCMS         = string(pipeline.ContentTypeCMS)
-	pathHealthz, pathReady = []byte("/healthz"), []byte("/readyz")
+	keyETag             = []byte(fasthttp.HeaderETag)
+	keyCacheControl     = []byte(fasthttp.HeaderCacheControl)
+	keyContentEncoding  = []byte(fasthttp.HeaderContentEncoding)
+	keyRobots           = []byte("X-Robots-Tag")
+	keyNoSniff          = []byte("X-Content-Type-Options")
+	keyAllow            = []byte(fasthttp.HeaderAllow)
+	keyRateLimit        = []byte("RateLimit-Limit")
+	keyRateRemaining    = []byte("RateLimit-Remaining")
+	keyRateReset        = []byte("RateLimit-Reset")
+	cacheControlPublic  = []byte("public, no-cache")
+	cacheControlPrivate = []byte("private, no-store")
+	varyAcceptEncoding  = []byte("Accept-Encoding")
+	noindex             = []byte("noindex")
+	nosniff             = []byte("nosniff")
+	stateKey            = "vitrine.edge.request"
+	contentTypeCommerce = string(pipeline.ContentTypeCommerce)
+	contentTypeCMS      = string(pipeline.ContentTypeCMS)
 )
 
 // request is the state a routed read needs; it lives for one request (misses only).
 type request struct {
-	iface     schema.Interface
-	tenant    *replica.Tenant
+	pipeline.Request
 	cacheable bool
 	rawKey    []byte
-	headers   pipeline.Headers
 	// shaped: the query names CMS shaping parameters (_fields, _envelope, _jsonp).
 	shaped bool
 }
 
-// Handler serves one request.
-func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
-	path := ctx.Path()
-	if bytes.Equal(path, pathHealthz) || bytes.Equal(path, pathReady) {
-		s.health(ctx, path)
-		return
-	}
-	iface, route := pipeline.Classify(ctx)
-	var hs pipeline.Headers
-	hs.Scan(&ctx.Request.Header)
-	rid := hs.AssignRequestID(ctx, s.ids)
-	// A preflight carries none of the request's own headers (X-Tenant-Slug among them): it is
-	// answered before the tenant is resolved, or a browser could never call a store by slug.
-	if pipeline.Preflight(ctx, iface) {
-		s.http.Count(pipeline.RoutePreflight, ctx.Response.StatusCode())
-		return
-	}
-	// An invalid _jsonp callback is refused before anything else, as WordPress does.
-	if iface == schema.CMS && !pipeline.CheckJSONP(ctx) {
-		pipeline.CORS(&ctx.Response.Header, iface, hs.Origin)
-		s.http.Count(pipeline.RouteNotFound, ctx.Response.StatusCode())
-		return
-	}
-	t := s.rep.Lookup(ctx.Host(), hs.TenantSlug)
-	if t == nil {
-		pipeline.CORS(&ctx.Response.Header, iface, hs.Origin)
-		pipeline.NotFound(ctx, iface)
-		pipeline.Reshape(ctx, iface, "")
-		s.http.Count(pipeline.RouteNotFound, 404)
-		return
-	}
-	pipeline.CORS(&ctx.Response.Header, iface, hs.Origin)
-	if !s.rateLimit(ctx, iface, t) {
-		pipeline.Reshape(ctx, iface, apiRoot(t))
-		return
-	}
-	if !t.Ready() {
-		pipeline.NotReady(ctx, iface)
-		pipeline.Reshape(ctx, iface, apiRoot(t))
-		s.http.Count(pipeline.RouteNotFound, 503)
-		return
-	}
-	floor, err := s.floor.Parse(ctx, hs.MinVersion)
-	if err == nil {
-		err = s.floor.Hold(t, floor)
-	}
-	if err != nil {
-		pipeline.WriteError(ctx, iface, err)
-		s.setReplicaVersion(ctx, t)
-		s.http.Count(pipeline.RouteNotFound, ctx.Response.StatusCode())
-		pipeline.Reshape(ctx, iface, apiRoot(t))
-		return
-	}
+// Handler serves one request: the shared front of the pipeline (pipeline.Front), then tail.
+func (s *Server) Handler(ctx *fasthttp.RequestCtx) { s.front.Serve(ctx) }
+
+// tail is the edge's own part of a request: the rendered cache, then the route table; a route
+// the edge answers is read from the replica, anything else forwarded to the origin.
+func (s *Server) tail(ctx *fasthttp.RequestCtx, rq pipeline.Request) {
+	iface, t := rq.Iface, rq.Tenant
 	// A CMS post password unlocks content only the origin's full replica holds.
-	anonymous := hs.Anonymous() && !(iface == schema.CMS && ctx.QueryArgs().Has("password"))
+	anonymous := rq.Headers.Anonymous() && !(iface == schema.CMS && ctx.QueryArgs().Has("password"))
 	// OPTIONS on a CMS route describes the route to anyone, without its handler; with
 	// credentials it is forwarded like any other request, so that a bad one is a 401 first.
 	if iface == schema.CMS && anonymous && ctx.IsOptions() {
-		s.options(ctx, t, route)
+		s.options(ctx, t, rq.Route)
 		return
 	}
 	cacheable := s.cache != nil && (ctx.IsGet() || ctx.IsHead()) && anonymous
 	var kb [512]byte
 	var raw []byte
 	if cacheable {
-		raw = rawKey(kb[:0], t, iface, route, ctx.URI().QueryString())
+		raw = rawKey(kb[:0], t, iface, rq.Route, ctx.URI().QueryString())
 		if raw != nil {
 			if e := s.cache.Get(cache.Hash(raw), raw, ctx.Time().UnixNano()); e != nil {
 				s.hits.Inc()
-				s.serve(ctx, iface, t, e, &hs)
+				s.serve(ctx, iface, t, e, &rq.Headers)
 				return
 			}
 		}
 	}
-	h := s.router.Lookup(ctx, iface, ctx.Method(), route)
-	if h == nil && pipeline.IsSiteHome(ctx, iface) {
-		s.siteHome(ctx, t)
-		return
-	}
+	h := s.router.Lookup(ctx, iface, ctx.Method(), rq.Route)
 	if h == nil || !anonymous {
 		// Not a route the edge answers, or a request the replica must not answer (credentials,
 		// a post password): the origin answers it from its full replica.
-		s.forward(ctx, iface, t, rid)
+		s.forward(ctx, iface, t, rq.ID)
 		return
 	}
-	ctx.SetUserValue(stateKey, &request{iface: iface, tenant: t, cacheable: cacheable && raw != nil, rawKey: bytes.Clone(raw), headers: hs,
+	ctx.SetUserValue(stateKey, &request{Request: rq, cacheable: cacheable && raw != nil, rawKey: bytes.Clone(raw),
 		shaped: iface == schema.CMS && pipeline.HasShapeParams(ctx.QueryArgs())})
 	h(ctx)
 }
@@ -317,17 +265,6 @@ func apiRoot(t *replica.Tenant) string {
 		return schema.Site{Base: schema.CanonicalBaseURL(info.BaseURL)}.APIRoot()
 	}
 	return ""
-}
-
-// siteHome answers the site's home page, which names the CMS API root (pipeline.SiteHome).
-func (s *Server) siteHome(ctx *fasthttp.RequestCtx, t *replica.Tenant) {
-	if info := t.Info(); info != nil {
-		pipeline.SiteHome(ctx, info.BaseURL, info.Name)
-	} else {
-		pipeline.NotFound(ctx, schema.Commerce)
-	}
-	s.setReplicaVersion(ctx, t)
-	s.http.Count(pipeline.RouteNotFound, ctx.Response.StatusCode())
 }
 
 // options answers OPTIONS on a CMS path with the route's description (pipeline.Options).
@@ -408,7 +345,7 @@ func queryGetter(ctx *fasthttp.RequestCtx) func(string) (string, bool) {
 // from the replica and cached.
 func (s *Server) read(ctx *fasthttp.RequestCtx, r *schema.Route) {
 	st := ctx.UserValue(stateKey).(*request)
-	t, iface := st.tenant, st.iface
+	t, iface := st.Tenant, st.Iface
 	s.misses.Inc()
 	var ck []byte
 	if st.cacheable {
@@ -424,7 +361,7 @@ func (s *Server) read(ctx *fasthttp.RequestCtx, r *schema.Route) {
 			sk := sh.Key(bytes.Clone(ck))
 			if e := s.cache.Get(cache.Hash(sk), sk, ctx.Time().UnixNano()); e != nil {
 				s.alias(e, st.rawKey)
-				s.serve(ctx, iface, t, e, &st.headers)
+				s.serve(ctx, iface, t, e, &st.Headers)
 				return
 			}
 		}
@@ -434,7 +371,7 @@ func (s *Server) read(ctx *fasthttp.RequestCtx, r *schema.Route) {
 				return
 			}
 			s.alias(e, st.rawKey)
-			s.serve(ctx, iface, t, e, &st.headers)
+			s.serve(ctx, iface, t, e, &st.Headers)
 			return
 		}
 	}
@@ -479,7 +416,7 @@ func (s *Server) read(ctx *fasthttp.RequestCtx, r *schema.Route) {
 		return
 	}
 	s.alias(e, st.rawKey)
-	s.serve(ctx, iface, t, e, &st.headers)
+	s.serve(ctx, iface, t, e, &st.Headers)
 }
 
 // serveShaped answers a CMS read whose query shapes it (_fields, _envelope, _jsonp) from the
@@ -493,7 +430,7 @@ func (s *Server) serveShaped(ctx *fasthttp.RequestCtx, iface schema.Interface, t
 	se := cache.Build(sk, out.Status, string(out.ContentType), out.Body, e.Deps, e.Expires, out.Headers, e.Route)
 	s.cache.Put(cache.Hash(sk), se)
 	s.alias(se, st.rawKey)
-	s.serve(ctx, iface, t, se, &st.headers)
+	s.serve(ctx, iface, t, se, &st.Headers)
 }
 
 // writeUncached answers a rendered body that is not cached.
@@ -548,7 +485,7 @@ func (s *Server) failAllow(ctx *fasthttp.RequestCtx, iface schema.Interface, t *
 
 func (s *Server) fail(ctx *fasthttp.RequestCtx, iface schema.Interface, r *schema.Route, err error) {
 	pipeline.WriteError(ctx, iface, err)
-	t := ctx.UserValue(stateKey).(*request).tenant
+	t := ctx.UserValue(stateKey).(*request).Tenant
 	pipeline.Reshape(ctx, iface, apiRoot(t))
 	s.setReplicaVersion(ctx, t)
 	s.http.Count(pipeline.RouteIndex(r), ctx.Response.StatusCode())
@@ -633,16 +570,12 @@ func etagMatches(inm, etag []byte) bool {
 }
 
 func (s *Server) setReplicaVersion(ctx *fasthttp.RequestCtx, t *replica.Tenant) {
-	var b [20]byte
-	ctx.Response.Header.SetCanonical(headerReplicaVersion, strconv.AppendInt(b[:0], t.Version(), 10))
+	pipeline.SetReplicaVersion(&ctx.Response.Header, t.Version())
 }
 
 // rateLimit spends a token of the client's bucket at tenant t; when none is left it answers 429.
 // Every answer carries RateLimit-Limit, -Remaining and -Reset (seconds).
 func (s *Server) rateLimit(ctx *fasthttp.RequestCtx, iface schema.Interface, t *replica.Tenant) bool {
-	if s.lim == nil {
-		return true
-	}
 	limit := s.cfg.RateLimit
 	if info := t.Info(); info != nil && info.RateLimit > 0 {
 		limit = info.RateLimit
@@ -658,7 +591,6 @@ func (s *Server) rateLimit(ctx *fasthttp.RequestCtx, iface schema.Interface, t *
 	}
 	pipeline.WriteError(ctx, iface, &schema.Error{Code: schema.CodeRateLimited, CMSCode: "rest_rate_limited",
 		Message: "Too many requests; retry later", RetryAfter: retry})
-	s.http.Count(pipeline.RouteNotFound, 429)
 	return false
 }
 
@@ -682,7 +614,7 @@ func (s *Server) forward(ctx *fasthttp.RequestCtx, iface schema.Interface, t *re
 	}
 	pipeline.CORS(&ctx.Response.Header, iface, ctx.Request.Header.Peek(fasthttp.HeaderOrigin))
 	if status := ctx.Response.StatusCode(); status >= 200 && status < 300 {
-		if wv := ctx.Response.Header.Peek(headerWriteVersion); len(wv) > 0 {
+		if wv := ctx.Response.Header.Peek(pipeline.HeaderWriteVersion); len(wv) > 0 {
 			if v, err := fasthttp.ParseUint(wv); err == nil && !t.WaitFor(int64(v), s.cfg.WriteWait) {
 				s.writeWaitTimeouts.Inc()
 			}
@@ -697,16 +629,15 @@ func (s *Server) forward(ctx *fasthttp.RequestCtx, iface schema.Interface, t *re
 
 // health answers /healthz (the process is up) and /readyz (every served tenant has had its first
 // checkpoint).
-func (s *Server) health(ctx *fasthttp.RequestCtx, path []byte) {
+func (s *Server) health(ctx *fasthttp.RequestCtx) {
 	ctx.Response.Header.SetContentTypeBytes(pipeline.ContentTypeCommerce)
 	ctx.Response.Header.SetBytesV(fasthttp.HeaderCacheControl, cacheControlPrivate)
-	if bytes.Equal(path, pathHealthz) || s.rep.Ready() {
+	if string(ctx.Path()) == "/healthz" || s.rep.Ready() {
 		ctx.SetBodyString(`{"status":"ok"}`)
 	} else {
 		ctx.SetStatusCode(fasthttp.StatusServiceUnavailable)
 		ctx.SetBodyString(`{"status":"bootstrapping"}`)
 	}
-	s.http.Count(pipeline.RouteOps, ctx.Response.StatusCode())
 }
 
 // Run serves on addr until ctx ends, then drains in-flight requests (10s at most).

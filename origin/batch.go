@@ -124,18 +124,18 @@ func (s *Server) batch(ctx *fasthttp.RequestCtx, rq *request) {
 	var top int64
 	for i := range items {
 		out[i] = s.runBatchItem(ctx, &items[i], false)
-		if v, err := strconv.ParseInt(out[i].Headers["Vitrine-Write-Version"], 10, 64); err == nil && v > top {
+		if v, err := strconv.ParseInt(out[i].Headers[pipeline.HeaderWriteVersion], 10, 64); err == nil && v > top {
 			top = v
 		}
 	}
 	if top > 0 {
-		ctx.Response.Header.Set("Vitrine-Write-Version", strconv.FormatInt(top, 10))
+		pipeline.SetWriteVersion(&ctx.Response.Header, top)
 	}
 	s.reply(ctx, rq, fasthttp.StatusMultiStatus, map[string]any{"responses": out})
 }
 
 // batchHeaders are the response headers a batch entry reports.
-var batchHeaders = []string{"Location", "Allow", "Link", "X-WP-Total", "X-WP-TotalPages", "Vitrine-Write-Version"}
+var batchHeaders = []string{"Location", "Allow", "Link", "X-WP-Total", "X-WP-TotalPages", pipeline.HeaderWriteVersion}
 
 // runBatchItem runs one batch request through the origin's pipeline and returns its response.
 func (s *Server) runBatchItem(outer *fasthttp.RequestCtx, it *batchItem, validateOnly bool) *batchResponse {

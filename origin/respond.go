@@ -46,7 +46,7 @@ func (s *Server) written(ctx *fasthttp.RequestCtx, rq *request, commits []store.
 	s.writes.Inc()
 	for _, c := range commits {
 		if c.Log == rq.tenant.Slug {
-			ctx.Response.Header.Set("Vitrine-Write-Version", strconv.FormatInt(c.Version, 10))
+			pipeline.SetWriteVersion(&ctx.Response.Header, c.Version)
 			if !rq.tenant.WaitFor(c.Version, s.cfg.WriteWait) {
 				s.writeWaitTimeouts.Inc()
 			}

@@ -29,7 +29,6 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"log/slog"
-	"strconv"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -78,7 +77,7 @@ type Server struct {
 	http   *pipeline.HTTPMetrics
 
 	writes, writeWaitTimeouts, authFailures *metrics.Counter
-	floor                                   *pipeline.ReadFloor // the read floor, as at edges
+	front                                   *pipeline.Front
 	handlers                                map[string]handlerFunc
 	bound                                   map[string]int       // how often each route name was bound (bind)
 	validators                              map[string]validator // batch pre-checks (batch.go)
@@ -125,7 +124,9 @@ func New(cfg Config, db *store.DB, rep *replica.Replica) *Server {
 	s.writes = cfg.Metrics.NewCounter(`vitrine_origin_writes_total`)
 	s.writeWaitTimeouts = cfg.Metrics.NewCounter(`vitrine_origin_write_wait_timeouts_total`)
 	s.authFailures = cfg.Metrics.NewCounter(`vitrine_origin_auth_failures_total`)
-	s.floor = &pipeline.ReadFloor{Wait: cfg.FloorWait, Behind: "The origin has not applied the requested version yet; retry shortly"}
+	s.front = &pipeline.Front{Tenants: rep, IDs: s.ids, HTTP: s.http, Health: s.health, Tail: s.tail,
+		Floor:  &pipeline.ReadFloor{Wait: cfg.FloorWait, Behind: "The origin has not applied the requested version yet; retry shortly"},
+		Nested: func(ctx *fasthttp.RequestCtx) bool { return ctx.UserValue(batchItemKey) != nil }}
 	s.handlers = map[string]handlerFunc{}
 	s.bound = map[string]int{}
 	s.validators = map[string]validator{}
@@ -184,72 +185,16 @@ func (s *Server) Run(ctx context.Context, addr string) error {
 
 const stateKey = "vitrine.origin.request"
 
-// Handler serves one request.
-func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
-	path := ctx.Path()
-	if string(path) == "/healthz" || string(path) == "/readyz" {
-		s.health(ctx)
-		return
-	}
-	iface, route := pipeline.Classify(ctx)
-	pipeline.AssignRequestID(ctx, s.ids)
-	origin := ctx.Request.Header.Peek(fasthttp.HeaderOrigin)
-	// A preflight carries none of the request's own headers (X-Tenant-Slug among them): it is
-	// answered before the tenant is resolved, or a browser could never call a store by slug.
-	if pipeline.Preflight(ctx, iface) {
-		s.http.Count(pipeline.RoutePreflight, ctx.Response.StatusCode())
-		return
-	}
-	// CMS answers are shaped last (_fields, _envelope, _jsonp), whatever answered them; an
-	// invalid _jsonp callback is refused before anything else, as WordPress does. Inside a
-	// batch only _fields applies, and there is no method override (WordPress's batch runs its
-	// requests past the envelope, JSONP and override handling).
-	var root string
-	inBatch := ctx.UserValue(batchItemKey) != nil
+// Handler serves one request: the shared front of the pipeline (pipeline.Front), then tail.
+func (s *Server) Handler(ctx *fasthttp.RequestCtx) { s.front.Serve(ctx) }
+
+// tail is the origin's own part of a request: authentication, then the route table; a read
+// route is answered from the full replica, any other by its bound handler (dispatch).
+func (s *Server) tail(ctx *fasthttp.RequestCtx, fr pipeline.Request) {
+	iface, t, info := fr.Iface, fr.Tenant, fr.Info
 	if iface == schema.CMS {
-		if !inBatch && !pipeline.CheckJSONP(ctx) {
-			pipeline.CORS(&ctx.Response.Header, iface, origin)
-			s.http.Count(pipeline.RouteNotFound, ctx.Response.StatusCode())
-			return
-		}
-		defer func() {
-			if inBatch {
-				pipeline.ReshapeFields(ctx, iface)
-			} else {
-				pipeline.Reshape(ctx, iface, root)
-			}
-		}()
-	}
-	t := s.rep.Lookup(ctx.Host(), ctx.Request.Header.Peek("X-Tenant-Slug"))
-	if t == nil {
-		pipeline.CORS(&ctx.Response.Header, iface, origin)
-		pipeline.NotFound(ctx, iface)
-		s.http.Count(pipeline.RouteNotFound, 404)
-		return
-	}
-	pipeline.CORS(&ctx.Response.Header, iface, origin)
-	info := t.Info()
-	if !t.Ready() || info == nil {
-		pipeline.NotReady(ctx, iface)
-		s.http.Count(pipeline.RouteNotFound, 503)
-		return
-	}
-	root = schema.Site{Base: schema.CanonicalBaseURL(info.BaseURL)}.APIRoot()
-	floor, err := s.floor.Parse(ctx, ctx.Request.Header.Peek("Vitrine-Min-Version"))
-	if err == nil {
-		err = s.floor.Hold(t, floor)
-	}
-	if err != nil {
-		s.replicaVersion(ctx, t)
-		s.fail(ctx, iface, pipeline.RouteNotFound, err)
-		return
-	}
-	if pipeline.IsSiteHome(ctx, iface) {
-		// The home page names the CMS API root; it takes no credential, as WordPress's front end.
-		pipeline.SiteHome(ctx, info.BaseURL, info.Name)
-		s.replicaVersion(ctx, t)
-		s.http.Count(pipeline.RouteNotFound, ctx.Response.StatusCode())
-		return
+		// CMS answers are shaped last (_fields, _envelope, _jsonp), whatever answered them.
+		defer fr.Shape(ctx)
 	}
 	user, err := s.authenticate(ctx, iface, info)
 	if err != nil {
@@ -259,13 +204,14 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	if iface == schema.CMS {
-		// After authentication, as WordPress: a bad credential is a 401 even here.
-		if !inBatch {
+		// After authentication, as WordPress: a bad credential is a 401 even here. A batch item
+		// has no method override (WordPress's batch runs its requests past it).
+		if !fr.Nested {
 			pipeline.MethodOverride(ctx)
 		}
 		if ctx.IsOptions() {
-			pipeline.Options(ctx, info.BaseURL, route)
-			if r := s.router.MatchPath(ctx, iface, route); r != nil {
+			pipeline.Options(ctx, info.BaseURL, fr.Route)
+			if r := s.router.MatchPath(ctx, iface, fr.Route); r != nil {
 				s.setAllow(ctx, &request{iface: iface, tenant: t, info: info, user: user}, r) // allow.go
 			}
 			s.replicaVersion(ctx, t)
@@ -273,9 +219,9 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 			return
 		}
 	}
-	h := s.router.Lookup(ctx, iface, ctx.Method(), route)
+	h := s.router.Lookup(ctx, iface, ctx.Method(), fr.Route)
 	if h == nil {
-		s.noRoute(ctx, iface, route)
+		s.noRoute(ctx, iface, fr.Route)
 		return
 	}
 	rq := &request{iface: iface, tenant: t, info: info, user: user}
@@ -310,7 +256,7 @@ func (s *Server) noRoute(ctx *fasthttp.RequestCtx, iface schema.Interface, route
 
 // fromEdge reports whether the request carries the edge secret.
 func (s *Server) fromEdge(ctx *fasthttp.RequestCtx) bool {
-	got := ctx.Request.Header.Peek("Vitrine-Edge-Auth")
+	got := ctx.Request.Header.Peek(pipeline.HeaderEdgeAuth)
 	return s.cfg.EdgeSecret != "" && len(got) > 0 && subtle.ConstantTimeCompare(got, []byte(s.cfg.EdgeSecret)) == 1
 }
 
@@ -395,7 +341,7 @@ func cmsHeaders(ctx *fasthttp.RequestCtx, rq *request, own [][2][]byte) {
 }
 
 func (s *Server) replicaVersion(ctx *fasthttp.RequestCtx, t *replica.Tenant) {
-	ctx.Response.Header.Set("Vitrine-Replica-Version", strconv.FormatInt(t.Version(), 10))
+	pipeline.SetReplicaVersion(&ctx.Response.Header, t.Version())
 }
 
 // dispatch runs the handler of a write or admin route. Commerce routes check their capability
@@ -434,7 +380,7 @@ func (s *Server) announceWrites(ctx *fasthttp.RequestCtx, rq *request) {
 	if top == 0 {
 		return
 	}
-	ctx.Response.Header.Set("Vitrine-Write-Version", strconv.FormatInt(top, 10))
+	pipeline.SetWriteVersion(&ctx.Response.Header, top)
 	if !rq.tenant.WaitFor(top, s.cfg.WriteWait) {
 		s.writeWaitTimeouts.Inc()
 	}

@@ -1,8 +1,42 @@
 package pipeline
 
 import (
+	"strconv"
+
 	"github.com/valyala/fasthttp"
 )
+
+// The names of Vitrine's own headers, spelled here once.
+const (
+	// HeaderTenantSlug names the store of a request when its Host does not.
+	HeaderTenantSlug = "X-Tenant-Slug"
+	// HeaderMinVersion is a read's floor: answer from a replica at this version or later.
+	HeaderMinVersion = "Vitrine-Min-Version"
+	// HeaderWriteVersion is the tenant log's version after a write.
+	HeaderWriteVersion = "Vitrine-Write-Version"
+	// HeaderReplicaVersion is the version of the replica that answered.
+	HeaderReplicaVersion = "Vitrine-Replica-Version"
+	// HeaderEdgeAuth carries the edge secret on requests an edge forwards: the origin believes
+	// Vitrine-Client-IP and the request id only on requests that carry it.
+	HeaderEdgeAuth = "Vitrine-Edge-Auth"
+)
+
+var (
+	keyReplicaVersion = []byte(HeaderReplicaVersion)
+	keyWriteVersion   = []byte(HeaderWriteVersion)
+)
+
+// SetReplicaVersion sets Vitrine-Replica-Version (without allocating).
+func SetReplicaVersion(h *fasthttp.ResponseHeader, v int64) {
+	var b [20]byte
+	h.SetCanonical(keyReplicaVersion, strconv.AppendInt(b[:0], v, 10))
+}
+
+// SetWriteVersion sets Vitrine-Write-Version.
+func SetWriteVersion(h *fasthttp.ResponseHeader, v int64) {
+	var b [20]byte
+	h.SetCanonical(keyWriteVersion, strconv.AppendInt(b[:0], v, 10))
+}
 
 // Headers are the request headers the pipeline reads, found in one pass over the request's
 // headers: one fasthttp Peek per header would normalise its key each time (measured: 13% of a
@@ -31,12 +65,12 @@ func (hs *Headers) Scan(h *fasthttp.RequestHeader) {
 				hs.Cookie = v
 			}
 		case 12:
-			if string(k) == "X-Request-Id" {
+			if string(k) == HeaderRequestID {
 				hs.RequestID = v
 			}
 		case 13:
 			switch string(k) {
-			case "X-Tenant-Slug":
+			case HeaderTenantSlug:
 				hs.TenantSlug = v
 			case "Authorization":
 				hs.Authorization = v
@@ -48,7 +82,7 @@ func (hs *Headers) Scan(h *fasthttp.RequestHeader) {
 				hs.AcceptEncoding = v
 			}
 		case 19:
-			if string(k) == "Vitrine-Min-Version" {
+			if string(k) == HeaderMinVersion {
 				hs.MinVersion = v
 			}
 		}
