@@ -69,21 +69,10 @@ func (tx *Tx) GiftCards(ctx context.Context, t *schema.Tenant, last4 string, off
 		t.ID, last4).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := tx.pg.Query(ctx, `SELECT `+issuedGiftCardColumns+` FROM gift_cards WHERE tenant_id = $1 AND ($2 = '' OR last4 = $2)
-		ORDER BY created_at DESC, id LIMIT $3 OFFSET $4`, t.ID, last4, limit, offset)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
-	out := []*IssuedGiftCard{}
-	for rows.Next() {
-		g, err := scanIssuedGiftCard(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, g)
-	}
-	return out, total, rows.Err()
+	out, err := appendRows(ctx, tx.pg, []*IssuedGiftCard{}, `SELECT `+issuedGiftCardColumns+` FROM gift_cards
+		WHERE tenant_id = $1 AND ($2 = '' OR last4 = $2) ORDER BY created_at DESC, id LIMIT $3 OFFSET $4`,
+		scanIssuedGiftCard, t.ID, last4, limit, offset)
+	return out, total, err
 }
 
 // GiftCardByID returns a gift card by its id.

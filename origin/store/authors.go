@@ -36,11 +36,11 @@ func (tx *Tx) saveAuthor(ctx context.Context, t *schema.Tenant, existed bool, id
 
 // snapshotAuthors emits the public profiles of a tenant's users for a snapshot.
 func (tx *Tx) snapshotAuthors(ctx context.Context, tenantID string, emit emitFunc) error {
-	return eachRow(ctx, tx, `SELECT `+userColumns+` FROM users WHERE tenant_id = $1 ORDER BY id`, tenantID, func(row pgx.Rows) error {
+	return eachRow(ctx, tx.pg, `SELECT `+userColumns+` FROM users WHERE tenant_id = $1 ORDER BY id`, func(row pgx.Row) error {
 		u, err := scanUser(row)
 		if err != nil {
 			return err
 		}
 		return emit(schema.KindAuthor, schema.IDString(u.ID), schema.Pub, schema.AuthorOf(u), u.Version)
-	})
+	}, tenantID)
 }

@@ -108,28 +108,18 @@ type ShippingMethodRow struct {
 
 // ShippingMethods returns the tenant's shipping methods by position.
 func (tx *Tx) ShippingMethods(ctx context.Context, t *schema.Tenant) ([]ShippingMethodRow, error) {
-	rows, err := tx.pg.Query(ctx, `SELECT code, name, prices, free_over, position, active FROM shipping_methods
-		WHERE tenant_id = $1 ORDER BY position, code`, t.ID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []ShippingMethodRow
-	for rows.Next() {
+	return appendRows(ctx, tx.pg, nil, `SELECT code, name, prices, free_over, position, active FROM shipping_methods
+		WHERE tenant_id = $1 ORDER BY position, code`, func(row pgx.Row) (ShippingMethodRow, error) {
 		var m ShippingMethodRow
 		var prices, free []byte
-		if err := rows.Scan(&m.Code, &m.Name, &prices, &free, &m.Position, &m.Active); err != nil {
-			return nil, err
+		if err := row.Scan(&m.Code, &m.Name, &prices, &free, &m.Position, &m.Active); err != nil {
+			return m, err
 		}
 		if err := json.Unmarshal(prices, &m.Prices); err != nil {
-			return nil, err
+			return m, err
 		}
-		if err := json.Unmarshal(free, &m.FreeOver); err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	return out, rows.Err()
+		return m, json.Unmarshal(free, &m.FreeOver)
+	}, t.ID)
 }
 
 // PutShippingMethod creates or replaces a shipping method.
@@ -191,21 +181,17 @@ func (tx *Tx) loadCart(ctx context.Context, t *schema.Tenant, sessionHash []byte
 		return nil, nil
 	}
 	c.CreatedAt, c.UpdatedAt, c.ExpiresAt = c.CreatedAt.UTC(), c.UpdatedAt.UTC(), c.ExpiresAt.UTC()
-	rows, err := tx.pg.Query(ctx, `SELECT variant_id, quantity, added_at FROM cart_items WHERE tenant_id = $1 AND session_hash = $2
-		ORDER BY added_at, variant_id`, t.ID, sessionHash)
+	c.Items, err = appendRows(ctx, tx.pg, nil, `SELECT variant_id, quantity, added_at FROM cart_items WHERE tenant_id = $1 AND session_hash = $2
+		ORDER BY added_at, variant_id`, func(row pgx.Row) (CartItem, error) {
+		var it CartItem
+		err := row.Scan(&it.VariantID, &it.Quantity, &it.AddedAt)
+		it.AddedAt = it.AddedAt.UTC()
+		return it, err
+	}, t.ID, sessionHash)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var it CartItem
-		if err := rows.Scan(&it.VariantID, &it.Quantity, &it.AddedAt); err != nil {
-			return nil, err
-		}
-		it.AddedAt = it.AddedAt.UTC()
-		c.Items = append(c.Items, it)
-	}
-	return c, rows.Err()
+	return c, nil
 }
 
 // SaveCart writes a cart's options, bumps its revision and extends its life by ttl.

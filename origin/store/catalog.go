@@ -214,21 +214,9 @@ func (tx *Tx) ListProducts(ctx context.Context, t *schema.Tenant, status string,
 	if err := tx.pg.QueryRow(ctx, `SELECT count(*) FROM products WHERE tenant_id = $1 AND ($2 = '' OR status = $2)`, t.ID, status).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := tx.pg.Query(ctx, `SELECT `+productColumns+` FROM products WHERE tenant_id = $1 AND ($2 = '' OR status = $2)
-		ORDER BY id LIMIT $3 OFFSET $4`, t.ID, status, limit, offset)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
-	var out []*schema.Product
-	for rows.Next() {
-		p, err := scanProduct(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, p)
-	}
-	return out, total, rows.Err()
+	out, err := appendRows(ctx, tx.pg, nil, `SELECT `+productColumns+` FROM products WHERE tenant_id = $1 AND ($2 = '' OR status = $2)
+		ORDER BY id LIMIT $3 OFFSET $4`, scanProduct, t.ID, status, limit, offset)
+	return out, total, err
 }
 
 // StockedVariant is a variant with the stock count that only the origin knows.
@@ -260,21 +248,8 @@ func scanVariant(row pgx.Row) (*StockedVariant, error) {
 
 // Variants returns a product's variants ordered by position then id.
 func (tx *Tx) Variants(ctx context.Context, t *schema.Tenant, productID schema.ProductID) ([]*StockedVariant, error) {
-	rows, err := tx.pg.Query(ctx, `SELECT `+variantColumns+` FROM variants WHERE tenant_id = $1 AND product_id = $2 ORDER BY position, id`,
-		t.ID, int64(productID))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*StockedVariant
-	for rows.Next() {
-		v, err := scanVariant(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
+	return appendRows(ctx, tx.pg, nil, `SELECT `+variantColumns+` FROM variants WHERE tenant_id = $1 AND product_id = $2 ORDER BY position, id`,
+		scanVariant, t.ID, int64(productID))
 }
 
 // Variant returns one variant of the tenant.
@@ -520,21 +495,9 @@ func (tx *Tx) DeleteCategory(ctx context.Context, t *schema.Tenant, id schema.Ca
 	if err != nil {
 		return err
 	}
-	rows, err := tx.pg.Query(ctx, `SELECT `+categoryColumns+` FROM categories WHERE tenant_id = $1 AND parent_id = $2`, t.ID, int64(id))
+	children, err := appendRows(ctx, tx.pg, nil, `SELECT `+categoryColumns+` FROM categories WHERE tenant_id = $1 AND parent_id = $2`,
+		scanCategory, t.ID, int64(id))
 	if err != nil {
-		return err
-	}
-	var children []*schema.Category
-	for rows.Next() {
-		ch, err := scanCategory(rows)
-		if err != nil {
-			rows.Close()
-			return err
-		}
-		children = append(children, ch)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	for _, ch := range children {

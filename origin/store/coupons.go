@@ -143,20 +143,7 @@ func (tx *Tx) Coupon(ctx context.Context, t *schema.Tenant, code string) (*Coupo
 
 // Coupons lists a tenant's coupons by code.
 func (tx *Tx) Coupons(ctx context.Context, t *schema.Tenant) ([]*Coupon, error) {
-	rows, err := tx.pg.Query(ctx, `SELECT `+couponColumns+` FROM coupons WHERE tenant_id = $1 ORDER BY code`, t.ID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*Coupon
-	for rows.Next() {
-		c, err := scanCoupon(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return appendRows(ctx, tx.pg, nil, `SELECT `+couponColumns+` FROM coupons WHERE tenant_id = $1 ORDER BY code`, scanCoupon, t.ID)
 }
 
 // PutCoupon creates or replaces a coupon; its usage count is kept.

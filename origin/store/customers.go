@@ -152,26 +152,16 @@ type SavedAddress struct {
 
 // Addresses lists a customer's saved addresses, the default first.
 func (tx *Tx) Addresses(ctx context.Context, t *schema.Tenant, customerID int64) ([]SavedAddress, error) {
-	rows, err := tx.pg.Query(ctx, `SELECT id, address, is_default, created_at FROM customer_addresses WHERE tenant_id = $1 AND customer_id = $2
-		ORDER BY is_default DESC, id`, t.ID, customerID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []SavedAddress{}
-	for rows.Next() {
+	return appendRows(ctx, tx.pg, []SavedAddress{}, `SELECT id, address, is_default, created_at FROM customer_addresses
+		WHERE tenant_id = $1 AND customer_id = $2 ORDER BY is_default DESC, id`, func(row pgx.Row) (SavedAddress, error) {
 		var a SavedAddress
 		var raw []byte
-		if err := rows.Scan(&a.ID, &raw, &a.Default, &a.CreatedAt); err != nil {
-			return nil, err
-		}
-		if err := json.Unmarshal(raw, &a.Address); err != nil {
-			return nil, err
+		if err := row.Scan(&a.ID, &raw, &a.Default, &a.CreatedAt); err != nil {
+			return a, err
 		}
 		a.CreatedAt = a.CreatedAt.UTC()
-		out = append(out, a)
-	}
-	return out, rows.Err()
+		return a, json.Unmarshal(raw, &a.Address)
+	}, t.ID, customerID)
 }
 
 // AddAddress saves an address for a customer; the first, or one marked default, becomes the
@@ -220,22 +210,13 @@ type WishlistItem struct {
 
 // Wishlist lists a customer's wishlist, newest first.
 func (tx *Tx) Wishlist(ctx context.Context, t *schema.Tenant, customerID int64) ([]WishlistItem, error) {
-	rows, err := tx.pg.Query(ctx, `SELECT product_id, added_at FROM wishlist_items WHERE tenant_id = $1 AND customer_id = $2
-		ORDER BY added_at DESC, product_id`, t.ID, customerID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []WishlistItem{}
-	for rows.Next() {
+	return appendRows(ctx, tx.pg, []WishlistItem{}, `SELECT product_id, added_at FROM wishlist_items WHERE tenant_id = $1 AND customer_id = $2
+		ORDER BY added_at DESC, product_id`, func(row pgx.Row) (WishlistItem, error) {
 		var w WishlistItem
-		if err := rows.Scan(&w.ProductID, &w.AddedAt); err != nil {
-			return nil, err
-		}
+		err := row.Scan(&w.ProductID, &w.AddedAt)
 		w.AddedAt = w.AddedAt.UTC()
-		out = append(out, w)
-	}
-	return out, rows.Err()
+		return w, err
+	}, t.ID, customerID)
 }
 
 // AddToWishlist adds a product (idempotent).

@@ -42,20 +42,16 @@ func (db *DB) SlotVersions(ctx context.Context, logID string, keys []string) (ma
 	if len(keys) == 0 {
 		return out, nil
 	}
-	rows, err := db.pool.Query(ctx, `SELECT key, version FROM repl_slots WHERE log_id = $1 AND key = ANY($2::TEXT[])`, logID, keys)
-	if err != nil {
-		return nil, mapError(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
+	err := eachRow(ctx, db.pool, `SELECT key, version FROM repl_slots WHERE log_id = $1 AND key = ANY($2::TEXT[])`, func(row pgx.Row) error {
 		var k string
 		var v int64
-		if err := rows.Scan(&k, &v); err != nil {
-			return nil, mapError(err)
+		if err := row.Scan(&k, &v); err != nil {
+			return err
 		}
 		out[k] = v
-	}
-	return out, mapError(rows.Err())
+		return nil
+	}, logID, keys)
+	return out, mapError(err)
 }
 
 // SettleOutbox records what the stream acknowledged for a log: the slot changes, and the digest

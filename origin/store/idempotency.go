@@ -175,21 +175,13 @@ func (db *DB) TestVoid(ctx context.Context, tenantID, key string) error {
 
 // TestPayments lists the test provider's ledger of a tenant (for tests and the demo).
 func (db *DB) TestPayments(ctx context.Context, tenantID string) ([]TestPayment, error) {
-	rows, err := db.pool.Query(ctx, `SELECT id, idempotency_key, amount, currency, status FROM test_payments WHERE tenant_id = $1
-		ORDER BY created_at, id`, tenantID)
-	if err != nil {
-		return nil, mapError(err)
-	}
-	defer rows.Close()
-	var out []TestPayment
-	for rows.Next() {
+	out, err := appendRows(ctx, db.pool, nil, `SELECT id, idempotency_key, amount, currency, status FROM test_payments WHERE tenant_id = $1
+		ORDER BY created_at, id`, func(row pgx.Row) (TestPayment, error) {
 		var p TestPayment
-		if err := rows.Scan(&p.ID, &p.Key, &p.Amount, &p.Currency, &p.Status); err != nil {
-			return nil, mapError(err)
-		}
-		out = append(out, p)
-	}
-	return out, mapError(rows.Err())
+		err := row.Scan(&p.ID, &p.Key, &p.Amount, &p.Currency, &p.Status)
+		return p, err
+	}, tenantID)
+	return out, mapError(err)
 }
 
 // Throttle counts one hit of key in the current fixed window and reports whether the count is

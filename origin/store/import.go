@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 
+	"github.com/jackc/pgx/v5"
+
 	"vitrine/schema"
 )
 
@@ -15,19 +17,15 @@ func (tx *Tx) ProductsBySlug(ctx context.Context, t *schema.Tenant, slugs []stri
 	if len(slugs) == 0 {
 		return out, nil
 	}
-	rows, err := tx.pg.Query(ctx, `SELECT `+productColumns+` FROM products WHERE tenant_id = $1 AND slug = ANY($2)`, t.ID, slugs)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		p, err := scanProduct(rows)
+	err := eachRow(ctx, tx.pg, `SELECT `+productColumns+` FROM products WHERE tenant_id = $1 AND slug = ANY($2)`, func(row pgx.Row) error {
+		p, err := scanProduct(row)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		out[p.Slug] = p
-	}
-	return out, rows.Err()
+		return nil
+	}, t.ID, slugs)
+	return out, err
 }
 
 // VariantsOfProducts returns the variants of the tenant's products in ids, keyed by product id,
@@ -41,20 +39,16 @@ func (tx *Tx) VariantsOfProducts(ctx context.Context, t *schema.Tenant, ids []sc
 	for i, id := range ids {
 		raw[i] = int64(id)
 	}
-	rows, err := tx.pg.Query(ctx, `SELECT `+variantColumns+` FROM variants WHERE tenant_id = $1 AND product_id = ANY($2)
-		ORDER BY product_id, position, id`, t.ID, raw)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		v, err := scanVariant(rows)
+	err := eachRow(ctx, tx.pg, `SELECT `+variantColumns+` FROM variants WHERE tenant_id = $1 AND product_id = ANY($2)
+		ORDER BY product_id, position, id`, func(row pgx.Row) error {
+		v, err := scanVariant(row)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		out[v.ProductID] = append(out[v.ProductID], v)
-	}
-	return out, rows.Err()
+		return nil
+	}, t.ID, raw)
+	return out, err
 }
 
 // VariantsBySKU returns the tenant's variants whose SKU is in skus, keyed by SKU.
@@ -63,19 +57,15 @@ func (tx *Tx) VariantsBySKU(ctx context.Context, t *schema.Tenant, skus []string
 	if len(skus) == 0 {
 		return out, nil
 	}
-	rows, err := tx.pg.Query(ctx, `SELECT `+variantColumns+` FROM variants WHERE tenant_id = $1 AND sku = ANY($2)`, t.ID, skus)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		v, err := scanVariant(rows)
+	err := eachRow(ctx, tx.pg, `SELECT `+variantColumns+` FROM variants WHERE tenant_id = $1 AND sku = ANY($2)`, func(row pgx.Row) error {
+		v, err := scanVariant(row)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		out[v.SKU] = v
-	}
-	return out, rows.Err()
+		return nil
+	}, t.ID, skus)
+	return out, err
 }
 
 // CategoriesBySlug returns the tenant's categories whose slug is in slugs, keyed by slug.
@@ -84,17 +74,13 @@ func (tx *Tx) CategoriesBySlug(ctx context.Context, t *schema.Tenant, slugs []st
 	if len(slugs) == 0 {
 		return out, nil
 	}
-	rows, err := tx.pg.Query(ctx, `SELECT `+categoryColumns+` FROM categories WHERE tenant_id = $1 AND slug = ANY($2)`, t.ID, slugs)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		c, err := scanCategory(rows)
+	err := eachRow(ctx, tx.pg, `SELECT `+categoryColumns+` FROM categories WHERE tenant_id = $1 AND slug = ANY($2)`, func(row pgx.Row) error {
+		c, err := scanCategory(row)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		out[c.Slug] = c
-	}
-	return out, rows.Err()
+		return nil
+	}, t.ID, slugs)
+	return out, err
 }

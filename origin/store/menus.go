@@ -34,7 +34,7 @@ func (tx *Tx) Menu(ctx context.Context, t *schema.Tenant, id schema.TermID) (*sc
 func (tx *Tx) queryMenus(ctx context.Context, t *schema.Tenant, sql string) ([]*schema.Menu, error) {
 	var out []*schema.Menu
 	byID := map[schema.TermID]*schema.Menu{}
-	err := eachRow(ctx, tx, sql, t.ID, func(row pgx.Rows) error {
+	err := eachRow(ctx, tx.pg, sql, func(row pgx.Row) error {
 		var m schema.Menu
 		if err := row.Scan(&m.ID, &m.Taxonomy, &m.Name, &m.Slug, &m.Description, &m.Parent, &m.Version, &m.AutoAdd); err != nil {
 			return err
@@ -43,7 +43,7 @@ func (tx *Tx) queryMenus(ctx context.Context, t *schema.Tenant, sql string) ([]*
 		out = append(out, &m)
 		byID[m.ID] = &m
 		return nil
-	})
+	}, t.ID)
 	if err != nil || len(out) == 0 {
 		return out, err
 	}
@@ -62,7 +62,7 @@ func (tx *Tx) queryMenus(ctx context.Context, t *schema.Tenant, sql string) ([]*
 // MenuLocations returns the menu assigned to each location that has one.
 func (tx *Tx) MenuLocations(ctx context.Context, t *schema.Tenant) (map[string]schema.TermID, error) {
 	out := map[string]schema.TermID{}
-	err := eachRow(ctx, tx, `SELECT location, menu_id FROM menu_locations WHERE tenant_id = $1`, t.ID, func(row pgx.Rows) error {
+	err := eachRow(ctx, tx.pg, `SELECT location, menu_id FROM menu_locations WHERE tenant_id = $1`, func(row pgx.Row) error {
 		var loc string
 		var id int64
 		if err := row.Scan(&loc, &id); err != nil {
@@ -70,7 +70,7 @@ func (tx *Tx) MenuLocations(ctx context.Context, t *schema.Tenant) (map[string]s
 		}
 		out[loc] = schema.TermID(id)
 		return nil
-	})
+	}, t.ID)
 	return out, err
 }
 
@@ -78,16 +78,16 @@ func (tx *Tx) MenuLocations(ctx context.Context, t *schema.Tenant) (map[string]s
 // WordPress counts nav_menu terms).
 func (tx *Tx) MenuItemCounts(ctx context.Context, t *schema.Tenant) (map[schema.TermID]int, error) {
 	out := map[schema.TermID]int{}
-	err := eachRow(ctx, tx, `SELECT (extra->'menu_item'->>'menus')::INT8, count(*) FROM posts
+	err := eachRow(ctx, tx.pg, `SELECT (extra->'menu_item'->>'menus')::INT8, count(*) FROM posts
 		WHERE tenant_id = $1 AND type = 'nav_menu_item' AND status = 'publish' AND extra->'menu_item'->>'menus' IS NOT NULL
-		GROUP BY 1`, t.ID, func(row pgx.Rows) error {
+		GROUP BY 1`, func(row pgx.Row) error {
 		var id, n int64
 		if err := row.Scan(&id, &n); err != nil {
 			return err
 		}
 		out[schema.TermID(id)] = int(n)
 		return nil
-	})
+	}, t.ID)
 	return out, err
 }
 
@@ -118,16 +118,12 @@ func (tx *Tx) SaveMenuSettings(ctx context.Context, t *schema.Tenant, id schema.
 // for good (each a replicated change of this transaction, with their autosaves), then the term,
 // and the locations it held are left without a menu. It returns the deleted items' ids.
 func (tx *Tx) DeleteMenu(ctx context.Context, t *schema.Tenant, m *schema.Menu) ([]schema.PostID, error) {
-	var items []schema.PostID
-	err := eachRow(ctx, tx, `SELECT id FROM posts WHERE tenant_id = $1 AND type = 'nav_menu_item'
-		AND extra->'menu_item'->>'menus' = '`+strconv.FormatInt(int64(m.ID), 10)+`' ORDER BY id`, t.ID, func(row pgx.Rows) error {
+	items, err := appendRows(ctx, tx.pg, nil, `SELECT id FROM posts WHERE tenant_id = $1 AND type = 'nav_menu_item'
+		AND extra->'menu_item'->>'menus' = '`+strconv.FormatInt(int64(m.ID), 10)+`' ORDER BY id`, func(row pgx.Row) (schema.PostID, error) {
 		var id int64
-		if err := row.Scan(&id); err != nil {
-			return err
-		}
-		items = append(items, schema.PostID(id))
-		return nil
-	})
+		err := row.Scan(&id)
+		return schema.PostID(id), err
+	}, t.ID)
 	if err != nil {
 		return nil, err
 	}

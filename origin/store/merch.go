@@ -64,20 +64,7 @@ func productIDs(ids []schema.ProductID) []int64 {
 // the transaction's clock.
 func (tx *Tx) FlashSales(ctx context.Context, t *schema.Tenant, current bool) ([]*schema.FlashSale, error) {
 	q := `SELECT ` + flashSaleColumns + ` FROM flash_sales WHERE tenant_id = $1 AND ($2::BOOL = false OR ends_at > $3) ORDER BY starts_at, id`
-	rows, err := tx.pg.Query(ctx, q, t.ID, current, tx.now)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*schema.FlashSale
-	for rows.Next() {
-		f, err := scanFlashSale(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, f)
-	}
-	return out, rows.Err()
+	return appendRows(ctx, tx.pg, nil, q, scanFlashSale, t.ID, current, tx.now)
 }
 
 // FlashSale returns one flash sale.
@@ -151,20 +138,8 @@ func scanSection(row pgx.Row) (*schema.Section, error) {
 
 // Sections lists the tenant's sections by position.
 func (tx *Tx) Sections(ctx context.Context, t *schema.Tenant) ([]*schema.Section, error) {
-	rows, err := tx.pg.Query(ctx, `SELECT `+sectionColumns+` FROM storefront_sections WHERE tenant_id = $1 ORDER BY position, id`, t.ID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*schema.Section
-	for rows.Next() {
-		s, err := scanSection(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
+	return appendRows(ctx, tx.pg, nil, `SELECT `+sectionColumns+` FROM storefront_sections WHERE tenant_id = $1 ORDER BY position, id`,
+		scanSection, t.ID)
 }
 
 // Section returns one section.
@@ -286,21 +261,9 @@ func (tx *Tx) Reviews(ctx context.Context, t *schema.Tenant, status string, offs
 	if err := tx.pg.QueryRow(ctx, `SELECT count(*) FROM reviews WHERE tenant_id = $1 AND ($2 = '' OR status = $2)`, t.ID, status).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := tx.pg.Query(ctx, `SELECT `+reviewColumns+` FROM reviews WHERE tenant_id = $1 AND ($2 = '' OR status = $2)
-		ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`, t.ID, status, limit, offset)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
-	out := []*StoredReview{}
-	for rows.Next() {
-		r, err := scanReview(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, r)
-	}
-	return out, total, rows.Err()
+	out, err := appendRows(ctx, tx.pg, []*StoredReview{}, `SELECT `+reviewColumns+` FROM reviews WHERE tenant_id = $1 AND ($2 = '' OR status = $2)
+		ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`, scanReview, t.ID, status, limit, offset)
+	return out, total, err
 }
 
 // ModerateReview sets a review's status. Approving publishes it (replicated); rejecting an
@@ -331,7 +294,11 @@ func (tx *Tx) ModerateReview(ctx context.Context, t *schema.Tenant, id schema.Re
 // approved reviews, and records only the products whose values changed, at most limit per call
 // (one transaction: keep limit under schema.MaxChangesPerTxn). It returns how many changed.
 func (tx *Tx) RefreshProductStats(ctx context.Context, t *schema.Tenant, limit int) (int, error) {
-	rows, err := tx.pg.Query(ctx, `
+	type change struct {
+		s       schema.ProductStats
+		existed bool
+	}
+	changes, err := appendRows(ctx, tx.pg, nil, `
 		WITH sales AS (
 			SELECT l.product_id,
 				sum(l.quantity) FILTER (WHERE o.created_at > $2::TIMESTAMPTZ - INTERVAL '7 days') AS d7,
@@ -351,25 +318,12 @@ func (tx *Tx) RefreshProductStats(ctx context.Context, t *schema.Tenant, limit i
 		FROM fresh f FULL JOIN (SELECT * FROM product_stats WHERE tenant_id = $1) p ON p.product_id = f.product_id
 		WHERE p.product_id IS NULL OR p.purchases_7d <> COALESCE(f.d7, 0) OR p.purchases_30d <> COALESCE(f.d30, 0)
 			OR p.review_count <> COALESCE(f.n, 0) OR p.rating_sum <> COALESCE(f.total, 0)
-		ORDER BY 1 LIMIT $3`, t.ID, tx.now, limit)
-	if err != nil {
-		return 0, err
-	}
-	type change struct {
-		s       schema.ProductStats
-		existed bool
-	}
-	var changes []change
-	for rows.Next() {
+		ORDER BY 1 LIMIT $3`, func(row pgx.Row) (change, error) {
 		var c change
-		if err := rows.Scan(&c.s.ProductID, &c.s.Purchases7d, &c.s.Purchases30d, &c.s.ReviewCount, &c.s.RatingSum, &c.existed); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		changes = append(changes, c)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		err := row.Scan(&c.s.ProductID, &c.s.Purchases7d, &c.s.Purchases30d, &c.s.ReviewCount, &c.s.RatingSum, &c.existed)
+		return c, err
+	}, t.ID, tx.now, limit)
+	if err != nil {
 		return 0, err
 	}
 	for i := range changes {
@@ -398,43 +352,43 @@ func (tx *Tx) RefreshProductStats(ctx context.Context, t *schema.Tenant, limit i
 
 // snapshotMerch emits the public merchandising entities of a tenant for a snapshot.
 func (tx *Tx) snapshotMerch(ctx context.Context, tenantID string, emit emitFunc) error {
-	err := eachRow(ctx, tx, `SELECT `+flashSaleColumns+` FROM flash_sales WHERE tenant_id = $1 ORDER BY id`, tenantID, func(row pgx.Rows) error {
+	err := eachRow(ctx, tx.pg, `SELECT `+flashSaleColumns+` FROM flash_sales WHERE tenant_id = $1 ORDER BY id`, func(row pgx.Row) error {
 		f, err := scanFlashSale(row)
 		if err != nil {
 			return err
 		}
 		return emit(schema.KindFlashSale, schema.IDString(f.ID), schema.Pub, f, f.Version)
-	})
+	}, tenantID)
 	if err != nil {
 		return err
 	}
-	err = eachRow(ctx, tx, `SELECT `+sectionColumns+` FROM storefront_sections WHERE tenant_id = $1 AND active ORDER BY id`, tenantID, func(row pgx.Rows) error {
+	err = eachRow(ctx, tx.pg, `SELECT `+sectionColumns+` FROM storefront_sections WHERE tenant_id = $1 AND active ORDER BY id`, func(row pgx.Row) error {
 		s, err := scanSection(row)
 		if err != nil {
 			return err
 		}
 		return emit(schema.KindSection, schema.IDString(s.ID), schema.Pub, s, s.Version)
-	})
+	}, tenantID)
 	if err != nil {
 		return err
 	}
-	err = eachRow(ctx, tx, `SELECT `+reviewColumns+` FROM reviews WHERE tenant_id = $1 AND status = 'approved' ORDER BY id`, tenantID, func(row pgx.Rows) error {
+	err = eachRow(ctx, tx.pg, `SELECT `+reviewColumns+` FROM reviews WHERE tenant_id = $1 AND status = 'approved' ORDER BY id`, func(row pgx.Row) error {
 		r, err := scanReview(row)
 		if err != nil {
 			return err
 		}
 		return emit(schema.KindReview, schema.IDString(r.ID), schema.Pub, &r.Review, r.Version)
-	})
+	}, tenantID)
 	if err != nil {
 		return err
 	}
-	return eachRow(ctx, tx, `SELECT product_id, purchases_7d, purchases_30d, review_count, rating_sum, updated_at, version FROM product_stats
-		WHERE tenant_id = $1 ORDER BY product_id`, tenantID, func(row pgx.Rows) error {
+	return eachRow(ctx, tx.pg, `SELECT product_id, purchases_7d, purchases_30d, review_count, rating_sum, updated_at, version FROM product_stats
+		WHERE tenant_id = $1 ORDER BY product_id`, func(row pgx.Row) error {
 		var s schema.ProductStats
 		if err := row.Scan(&s.ProductID, &s.Purchases7d, &s.Purchases30d, &s.ReviewCount, &s.RatingSum, &s.UpdatedAt, &s.Version); err != nil {
 			return err
 		}
 		s.UpdatedAt = s.UpdatedAt.UTC()
 		return emit(schema.KindStats, schema.IDString(s.ProductID), schema.Pub, &s, s.Version)
-	})
+	}, tenantID)
 }

@@ -29,22 +29,14 @@ func (tx *Tx) Subscribers(ctx context.Context, t *schema.Tenant, offset, limit i
 	if err := tx.pg.QueryRow(ctx, `SELECT count(*) FROM newsletter_subscribers WHERE tenant_id = $1`, t.ID).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := tx.pg.Query(ctx, `SELECT email, created_at FROM newsletter_subscribers WHERE tenant_id = $1
-		ORDER BY created_at DESC, email LIMIT $2 OFFSET $3`, t.ID, limit, offset)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
-	out := []Subscriber{}
-	for rows.Next() {
+	out, err := appendRows(ctx, tx.pg, []Subscriber{}, `SELECT email, created_at FROM newsletter_subscribers WHERE tenant_id = $1
+		ORDER BY created_at DESC, email LIMIT $2 OFFSET $3`, func(row pgx.Row) (Subscriber, error) {
 		var s Subscriber
-		if err := rows.Scan(&s.Email, &s.CreatedAt); err != nil {
-			return nil, 0, err
-		}
+		err := row.Scan(&s.Email, &s.CreatedAt)
 		s.CreatedAt = s.CreatedAt.UTC()
-		out = append(out, s)
-	}
-	return out, total, rows.Err()
+		return s, err
+	}, t.ID, limit, offset)
+	return out, total, err
 }
 
 // ContactMessage is a message sent through the storefront's contact form.
@@ -86,21 +78,10 @@ func (tx *Tx) ContactMessages(ctx context.Context, t *schema.Tenant, handled *bo
 		t.ID, handled).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := tx.pg.Query(ctx, `SELECT `+contactColumns+` FROM contact_messages WHERE tenant_id = $1 AND ($2::BOOL IS NULL OR handled = $2)
-		ORDER BY created_at DESC, id LIMIT $3 OFFSET $4`, t.ID, handled, limit, offset)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
-	out := []*ContactMessage{}
-	for rows.Next() {
-		m, err := scanContact(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, m)
-	}
-	return out, total, rows.Err()
+	out, err := appendRows(ctx, tx.pg, []*ContactMessage{}, `SELECT `+contactColumns+` FROM contact_messages
+		WHERE tenant_id = $1 AND ($2::BOOL IS NULL OR handled = $2) ORDER BY created_at DESC, id LIMIT $3 OFFSET $4`,
+		scanContact, t.ID, handled, limit, offset)
+	return out, total, err
 }
 
 // SetContactHandled marks a contact message handled (or not) and returns it.

@@ -33,38 +33,29 @@ func (tx *Tx) LineSources(ctx context.Context, t *schema.Tenant, ids []schema.Va
 	for i, id := range ids {
 		raw[i] = int64(id)
 	}
-	rows, err := tx.pg.Query(ctx, `SELECT `+variantColumns+` FROM variants WHERE tenant_id = $1 AND id = ANY($2)`, t.ID, raw)
-	if err != nil {
-		return nil, err
-	}
 	var products []int64
-	for rows.Next() {
-		v, err := scanVariant(rows)
+	err := eachRow(ctx, tx.pg, `SELECT `+variantColumns+` FROM variants WHERE tenant_id = $1 AND id = ANY($2)`, func(row pgx.Row) error {
+		v, err := scanVariant(row)
 		if err != nil {
-			rows.Close()
-			return nil, err
+			return err
 		}
 		out[v.ID] = LineSource{Variant: v}
 		products = append(products, int64(v.ProductID))
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	rows, err = tx.pg.Query(ctx, `SELECT `+productColumns+` FROM products WHERE tenant_id = $1 AND id = ANY($2)`, t.ID, products)
+		return nil
+	}, t.ID, raw)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
 	byID := map[schema.ProductID]*schema.Product{}
-	for rows.Next() {
-		p, err := scanProduct(rows)
+	err = eachRow(ctx, tx.pg, `SELECT `+productColumns+` FROM products WHERE tenant_id = $1 AND id = ANY($2)`, func(row pgx.Row) error {
+		p, err := scanProduct(row)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		byID[p.ID] = p
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	}, t.ID, products)
+	if err != nil {
 		return nil, err
 	}
 	for id, src := range out {
@@ -234,21 +225,9 @@ func (tx *Tx) CustomerOrders(ctx context.Context, t *schema.Tenant, customerID i
 	if err := tx.pg.QueryRow(ctx, `SELECT count(*) FROM orders WHERE tenant_id = $1 AND customer_id = $2`, t.ID, customerID).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := tx.pg.Query(ctx, `SELECT `+orderColumns+` FROM orders WHERE tenant_id = $1 AND customer_id = $2
-		ORDER BY created_at DESC, id LIMIT $3 OFFSET $4`, t.ID, customerID, limit, offset)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
-	var out []*Order
-	for rows.Next() {
-		o, err := scanOrder(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, o)
-	}
-	return out, total, rows.Err()
+	out, err := appendRows(ctx, tx.pg, nil, `SELECT `+orderColumns+` FROM orders WHERE tenant_id = $1 AND customer_id = $2
+		ORDER BY created_at DESC, id LIMIT $3 OFFSET $4`, scanOrder, t.ID, customerID, limit, offset)
+	return out, total, err
 }
 
 // SetOrderStatus moves an order to status, recording a payment reference when given.
@@ -300,21 +279,13 @@ func (tx *Tx) EmitOrderEvent(t *schema.Tenant, kind string, o *Order) {
 // StalePendingOrders returns up to limit orders of any tenant left in pending_payment since
 // before cutoff: checkouts whose process died between reserving and settling.
 func (db *DB) StalePendingOrders(ctx context.Context, cutoff time.Time, limit int) ([]PendingOrder, error) {
-	rows, err := db.pool.Query(ctx, `SELECT tenant_id, id FROM orders WHERE status = $1 AND created_at < $2 ORDER BY created_at LIMIT $3`,
-		schema.OrderPendingPayment, cutoff, limit)
-	if err != nil {
-		return nil, mapError(err)
-	}
-	defer rows.Close()
-	var out []PendingOrder
-	for rows.Next() {
-		var p PendingOrder
-		if err := rows.Scan(&p.TenantID, &p.OrderID); err != nil {
-			return nil, mapError(err)
-		}
-		out = append(out, p)
-	}
-	return out, mapError(rows.Err())
+	out, err := appendRows(ctx, db.pool, nil, `SELECT tenant_id, id FROM orders WHERE status = $1 AND created_at < $2 ORDER BY created_at LIMIT $3`,
+		func(row pgx.Row) (PendingOrder, error) {
+			var p PendingOrder
+			err := row.Scan(&p.TenantID, &p.OrderID)
+			return p, err
+		}, schema.OrderPendingPayment, cutoff, limit)
+	return out, mapError(err)
 }
 
 // PendingOrder names an order left pending.

@@ -118,19 +118,15 @@ func (tx *Tx) UniquePostSlug(ctx context.Context, t *schema.Tenant, typ, slug st
 func (tx *Tx) freeSlug(ctx context.Context, query, slug string, args ...any) (string, error) {
 	args = append(args, slug, strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(slug)+"-%")
 	taken := map[string]bool{}
-	rows, err := tx.pg.Query(ctx, query, args...)
-	if err != nil {
-		return "", err
-	}
-	defer rows.Close()
-	for rows.Next() {
+	err := eachRow(ctx, tx.pg, query, func(row pgx.Row) error {
 		var s string
-		if err := rows.Scan(&s); err != nil {
-			return "", err
+		if err := row.Scan(&s); err != nil {
+			return err
 		}
 		taken[s] = true
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	}, args...)
+	if err != nil {
 		return "", err
 	}
 	for n := 1; ; n++ {

@@ -22,57 +22,35 @@ type (
 const logRefSelect = `SELECT lv.log_id::TEXT, COALESCE(t.slug, '` + schema.PlatformLog + `'), COALESCE(t.shard, 0), lv.version
 	FROM log_versions lv LEFT JOIN tenants t ON t.id = lv.log_id`
 
-func scanLogRefs(rows pgx.Rows) ([]LogRef, error) {
-	defer rows.Close()
-	var out []LogRef
-	for rows.Next() {
-		var r LogRef
-		if err := rows.Scan(&r.ID, &r.Name, &r.Shard, &r.Version); err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+func scanLogRef(row pgx.Row) (LogRef, error) {
+	var r LogRef
+	err := row.Scan(&r.ID, &r.Name, &r.Shard, &r.Version)
+	return r, err
 }
 
 // Logs returns every log (the platform log and each tenant's) with its current version.
 func (db *DB) Logs(ctx context.Context) ([]LogRef, error) {
-	rows, err := db.pool.Query(ctx, logRefSelect+` ORDER BY lv.log_id`)
-	if err != nil {
-		return nil, mapError(err)
-	}
-	refs, err := scanLogRefs(rows)
+	refs, err := appendRows(ctx, db.pool, nil, logRefSelect+` ORDER BY lv.log_id`, scanLogRef)
 	return refs, mapError(err)
 }
 
 // PendingLogs returns the logs that have rows in the replication outbox.
 func (db *DB) PendingLogs(ctx context.Context) ([]LogRef, error) {
-	rows, err := db.pool.Query(ctx, logRefSelect+` WHERE lv.log_id IN (SELECT DISTINCT log_id FROM repl_outbox) ORDER BY lv.log_id`)
-	if err != nil {
-		return nil, mapError(err)
-	}
-	refs, err := scanLogRefs(rows)
+	refs, err := appendRows(ctx, db.pool, nil, logRefSelect+` WHERE lv.log_id IN (SELECT DISTINCT log_id FROM repl_outbox) ORDER BY lv.log_id`,
+		scanLogRef)
 	return refs, mapError(err)
 }
 
 // OutboxRows returns up to limit outbox rows of a log with versions above after, in version
 // order.
 func (db *DB) OutboxRows(ctx context.Context, logID string, after int64, limit int) ([]OutboxRow, error) {
-	rows, err := db.pool.Query(ctx, `SELECT version, txn_first, txn_last, key, body, deleted, created_at FROM repl_outbox
-		WHERE log_id = $1 AND version > $2 ORDER BY version LIMIT $3`, logID, after, limit)
-	if err != nil {
-		return nil, mapError(err)
-	}
-	defer rows.Close()
-	var out []OutboxRow
-	for rows.Next() {
+	out, err := appendRows(ctx, db.pool, nil, `SELECT version, txn_first, txn_last, key, body, deleted, created_at FROM repl_outbox
+		WHERE log_id = $1 AND version > $2 ORDER BY version LIMIT $3`, func(row pgx.Row) (OutboxRow, error) {
 		var r OutboxRow
-		if err := rows.Scan(&r.Version, &r.TxnFirst, &r.TxnLast, &r.Key, &r.Body, &r.Deleted, &r.CreatedAt); err != nil {
-			return nil, mapError(err)
-		}
-		out = append(out, r)
-	}
-	return out, mapError(rows.Err())
+		err := row.Scan(&r.Version, &r.TxnFirst, &r.TxnLast, &r.Key, &r.Body, &r.Deleted, &r.CreatedAt)
+		return r, err
+	}, logID, after, limit)
+	return out, mapError(err)
 }
 
 // DeleteOutbox deletes a log's outbox rows up to and including version through, once the stream
@@ -122,21 +100,13 @@ func (db *DB) ReleaseLease(ctx context.Context, name, holder string, token int64
 
 // PendingEvents returns up to limit events in creation order.
 func (db *DB) PendingEvents(ctx context.Context, limit int) ([]EventRow, error) {
-	rows, err := db.pool.Query(ctx, `SELECT e.id::TEXT, COALESCE(t.slug, ''), e.kind, e.payload FROM event_outbox e
-		LEFT JOIN tenants t ON t.id = e.tenant_id ORDER BY e.created_at, e.id LIMIT $1`, limit)
-	if err != nil {
-		return nil, mapError(err)
-	}
-	defer rows.Close()
-	var out []EventRow
-	for rows.Next() {
+	out, err := appendRows(ctx, db.pool, nil, `SELECT e.id::TEXT, COALESCE(t.slug, ''), e.kind, e.payload FROM event_outbox e
+		LEFT JOIN tenants t ON t.id = e.tenant_id ORDER BY e.created_at, e.id LIMIT $1`, func(row pgx.Row) (EventRow, error) {
 		var e EventRow
-		if err := rows.Scan(&e.ID, &e.Tenant, &e.Kind, &e.Payload); err != nil {
-			return nil, mapError(err)
-		}
-		out = append(out, e)
-	}
-	return out, mapError(rows.Err())
+		err := row.Scan(&e.ID, &e.Tenant, &e.Kind, &e.Payload)
+		return e, err
+	}, limit)
+	return out, mapError(err)
 }
 
 // DeleteEvents deletes published events.

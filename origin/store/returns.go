@@ -141,44 +141,21 @@ func scanReturn(row pgx.Row) (*Return, error) {
 }
 
 func (tx *Tx) returns(ctx context.Context, where string, args ...any) ([]*Return, error) {
-	rows, err := tx.pg.Query(ctx, `SELECT `+returnColumns+returnFrom+` WHERE `+where, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*Return
-	for rows.Next() {
-		r, err := scanReturn(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return appendRows(ctx, tx.pg, nil, `SELECT `+returnColumns+returnFrom+` WHERE `+where, scanReturn, args...)
 }
 
 // OrderLines returns the lines of an order by line number.
 func (tx *Tx) OrderLines(ctx context.Context, t *schema.Tenant, orderID string) ([]OrderLine, error) {
-	rows, err := tx.pg.Query(ctx, `SELECT line_no, variant_id, product_id, sku, title, options, unit_price, quantity, discount, tax, total
-		FROM order_lines WHERE tenant_id = $1 AND order_id = $2 ORDER BY line_no`, t.ID, orderID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []OrderLine
-	for rows.Next() {
+	return appendRows(ctx, tx.pg, nil, `SELECT line_no, variant_id, product_id, sku, title, options, unit_price, quantity, discount, tax, total
+		FROM order_lines WHERE tenant_id = $1 AND order_id = $2 ORDER BY line_no`, func(row pgx.Row) (OrderLine, error) {
 		var l OrderLine
 		var options []byte
-		if err := rows.Scan(&l.LineNo, &l.VariantID, &l.ProductID, &l.SKU, &l.Title, &options, &l.UnitPrice, &l.Quantity,
+		if err := row.Scan(&l.LineNo, &l.VariantID, &l.ProductID, &l.SKU, &l.Title, &options, &l.UnitPrice, &l.Quantity,
 			&l.Discount, &l.Tax, &l.Total); err != nil {
-			return nil, err
+			return l, err
 		}
-		if err := json.Unmarshal(options, &l.Options); err != nil {
-			return nil, err
-		}
-		out = append(out, l)
-	}
-	return out, rows.Err()
+		return l, json.Unmarshal(options, &l.Options)
+	}, t.ID, orderID)
 }
 
 // OrderReturns returns the returns of an order, oldest first.

@@ -39,23 +39,6 @@ func scanRevision(row pgx.Row) (*schema.Post, error) {
 	return &r, nil
 }
 
-func (tx *Tx) queryRevisions(ctx context.Context, sql string, args ...any) ([]*schema.Post, error) {
-	rows, err := tx.pg.Query(ctx, sql, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*schema.Post
-	for rows.Next() {
-		r, err := scanRevision(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
-}
-
 // LockPost locks a record's row until the transaction ends (see the note above). A missing
 // record is CodeNotFound.
 func (tx *Tx) LockPost(ctx context.Context, t *schema.Tenant, id schema.PostID) error {
@@ -69,8 +52,8 @@ func (tx *Tx) LockPost(ctx context.Context, t *schema.Tenant, id schema.PostID) 
 
 // Revisions returns the revisions and autosaves of a record, newest first.
 func (tx *Tx) Revisions(ctx context.Context, t *schema.Tenant, parent schema.PostID) ([]*schema.Post, error) {
-	return tx.queryRevisions(ctx, `SELECT `+revisionColumns+` FROM post_revisions WHERE tenant_id = $1 AND parent_id = $2`+revisionOrder,
-		t.ID, int64(parent))
+	return appendRows(ctx, tx.pg, nil, `SELECT `+revisionColumns+` FROM post_revisions WHERE tenant_id = $1 AND parent_id = $2`+revisionOrder,
+		scanRevision, t.ID, int64(parent))
 }
 
 // Revision returns one revision or autosave by id.
@@ -86,8 +69,8 @@ func (tx *Tx) Revision(ctx context.Context, t *schema.Tenant, id schema.PostID) 
 // LatestRevision returns a record's newest revision that is not an autosave, or nil when it has
 // none (the one an update compares itself with).
 func (tx *Tx) LatestRevision(ctx context.Context, t *schema.Tenant, parent schema.PostID) (*schema.Post, error) {
-	list, err := tx.queryRevisions(ctx, `SELECT `+revisionColumns+` FROM post_revisions
-		WHERE tenant_id = $1 AND parent_id = $2 AND NOT autosave`+revisionOrder+` LIMIT 1`, t.ID, int64(parent))
+	list, err := appendRows(ctx, tx.pg, nil, `SELECT `+revisionColumns+` FROM post_revisions
+		WHERE tenant_id = $1 AND parent_id = $2 AND NOT autosave`+revisionOrder+` LIMIT 1`, scanRevision, t.ID, int64(parent))
 	if err != nil || len(list) == 0 {
 		return nil, err
 	}
@@ -97,9 +80,9 @@ func (tx *Tx) LatestRevision(ctx context.Context, t *schema.Tenant, parent schem
 // Autosave returns the newest autosave of a record by author (any author when author is 0), or
 // nil when there is none.
 func (tx *Tx) Autosave(ctx context.Context, t *schema.Tenant, parent schema.PostID, author schema.UserID) (*schema.Post, error) {
-	list, err := tx.queryRevisions(ctx, `SELECT `+revisionColumns+` FROM post_revisions
+	list, err := appendRows(ctx, tx.pg, nil, `SELECT `+revisionColumns+` FROM post_revisions
 		WHERE tenant_id = $1 AND parent_id = $2 AND autosave AND ($3::INT8 = 0 OR author_id = $3::INT8)`+revisionOrder+` LIMIT 1`,
-		t.ID, int64(parent), int64(author))
+		scanRevision, t.ID, int64(parent), int64(author))
 	if err != nil || len(list) == 0 {
 		return nil, err
 	}

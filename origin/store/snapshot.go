@@ -27,21 +27,13 @@ func (db *DB) Snapshot(ctx context.Context, log LogRef, fn func(c schema.Change)
 			return fn(c)
 		}
 		if log.ID == PlatformLogID {
-			rows, err := pg.Query(ctx, `SELECT `+tenantColumns+` FROM tenants ORDER BY slug`)
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
-			for rows.Next() {
-				t, err := scanTenant(rows)
+			return eachRow(ctx, pg, `SELECT `+tenantColumns+` FROM tenants ORDER BY slug`, func(row pgx.Row) error {
+				t, err := scanTenant(row)
 				if err != nil {
 					return err
 				}
-				if err := emit(schema.KindTenant, t.Slug, schema.Pub, t, t.Version); err != nil {
-					return err
-				}
-			}
-			return rows.Err()
+				return emit(schema.KindTenant, t.Slug, schema.Pub, t, t.Version)
+			})
 		}
 		return tx.snapshotTenant(ctx, log.ID, emit)
 	})
@@ -57,27 +49,27 @@ func (tx *Tx) snapshotTenant(ctx context.Context, tenantID string, emit emitFunc
 	t := &schema.Tenant{ID: tenantID}
 	productVisByID := map[schema.ProductID][]schema.Visibility{}
 
-	err := eachRow(ctx, tx, `SELECT `+categoryColumns+` FROM categories WHERE tenant_id = $1 ORDER BY id`, t.ID, func(row pgx.Rows) error {
+	err := eachRow(ctx, tx.pg, `SELECT `+categoryColumns+` FROM categories WHERE tenant_id = $1 ORDER BY id`, func(row pgx.Row) error {
 		c, err := scanCategory(row)
 		if err != nil {
 			return err
 		}
 		return emit(schema.KindCategory, schema.IDString(c.ID), schema.Pub, c, c.Version)
-	})
+	}, t.ID)
 	if err != nil {
 		return err
 	}
-	err = eachRow(ctx, tx, `SELECT `+currencyColumns+` FROM currencies WHERE tenant_id = $1 ORDER BY code`, t.ID, func(row pgx.Rows) error {
+	err = eachRow(ctx, tx.pg, `SELECT `+currencyColumns+` FROM currencies WHERE tenant_id = $1 ORDER BY code`, func(row pgx.Row) error {
 		c, err := scanCurrency(row)
 		if err != nil {
 			return err
 		}
 		return emit(schema.KindCurrency, c.Code, schema.Pub, c, c.Version)
-	})
+	}, t.ID)
 	if err != nil {
 		return err
 	}
-	err = eachRow(ctx, tx, `SELECT `+productColumns+` FROM products WHERE tenant_id = $1 ORDER BY id`, t.ID, func(row pgx.Rows) error {
+	err = eachRow(ctx, tx.pg, `SELECT `+productColumns+` FROM products WHERE tenant_id = $1 ORDER BY id`, func(row pgx.Row) error {
 		p, err := scanProduct(row)
 		if err != nil {
 			return err
@@ -91,11 +83,11 @@ func (tx *Tx) snapshotTenant(ctx context.Context, tenantID string, emit emitFunc
 			}
 		}
 		return nil
-	})
+	}, t.ID)
 	if err != nil {
 		return err
 	}
-	err = eachRow(ctx, tx, `SELECT `+variantColumns+` FROM variants WHERE tenant_id = $1 ORDER BY id`, t.ID, func(row pgx.Rows) error {
+	err = eachRow(ctx, tx.pg, `SELECT `+variantColumns+` FROM variants WHERE tenant_id = $1 ORDER BY id`, func(row pgx.Row) error {
 		v, err := scanVariant(row)
 		if err != nil {
 			return err
@@ -111,7 +103,7 @@ func (tx *Tx) snapshotTenant(ctx context.Context, tenantID string, emit emitFunc
 			}
 		}
 		return nil
-	})
+	}, t.ID)
 	if err != nil {
 		return err
 	}
@@ -124,7 +116,7 @@ func (tx *Tx) snapshotTenant(ctx context.Context, tenantID string, emit emitFunc
 	if err := tx.snapshotAuthors(ctx, t.ID, emit); err != nil { // authors' public profiles (authors.go)
 		return err
 	}
-	return eachRow(ctx, tx, `SELECT `+postColumns+` FROM posts WHERE tenant_id = $1 ORDER BY id`, t.ID, func(row pgx.Rows) error {
+	return eachRow(ctx, tx.pg, `SELECT `+postColumns+` FROM posts WHERE tenant_id = $1 ORDER BY id`, func(row pgx.Row) error {
 		p, err := scanPost(row)
 		if err != nil {
 			return err
@@ -139,21 +131,7 @@ func (tx *Tx) snapshotTenant(ctx context.Context, tenantID string, emit emitFunc
 			return emit(schema.KindPostMarker, schema.IDString(p.ID), schema.Pub, m, p.Version)
 		}
 		return nil
-	})
-}
-
-func eachRow(ctx context.Context, tx *Tx, sql string, arg any, fn func(pgx.Rows) error) error {
-	rows, err := tx.pg.Query(ctx, sql, arg)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := fn(rows); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
+	}, t.ID)
 }
 
 // Digest summarises the states of one log as a replica holding the visibilities in vis would hold

@@ -185,20 +185,8 @@ func (db *DB) TenantBySlug(ctx context.Context, slug string) (*schema.Tenant, er
 
 // Tenants returns every tenant's registry entry, ordered by slug.
 func (db *DB) Tenants(ctx context.Context) ([]*schema.Tenant, error) {
-	rows, err := db.pool.Query(ctx, `SELECT `+tenantColumns+` FROM tenants ORDER BY slug`)
-	if err != nil {
-		return nil, mapError(err)
-	}
-	defer rows.Close()
-	var out []*schema.Tenant
-	for rows.Next() {
-		t, err := scanTenant(rows)
-		if err != nil {
-			return nil, mapError(err)
-		}
-		out = append(out, t)
-	}
-	return out, mapError(rows.Err())
+	out, err := appendRows(ctx, db.pool, nil, `SELECT `+tenantColumns+` FROM tenants ORDER BY slug`, scanTenant)
+	return out, mapError(err)
 }
 
 // LowStockThreshold returns the stock level at or under which a tenant's variants are low_stock.

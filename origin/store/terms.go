@@ -115,15 +115,8 @@ func (tx *Tx) UpdateTerm(ctx context.Context, t *schema.Tenant, old, term *schem
 // DeleteTerm deletes a term as WordPress does: its child categories move up to its parent, and
 // the posts carrying it lose it (each such post is a replicated change of this transaction).
 func (tx *Tx) DeleteTerm(ctx context.Context, t *schema.Tenant, term *schema.Term) error {
-	var children []*schema.Term
-	err := eachRow(ctx, tx, `SELECT `+termColumns+` FROM terms WHERE tenant_id = $1 AND parent_id = `+strconv.FormatInt(int64(term.ID), 10),
-		t.ID, func(row pgx.Rows) error {
-			c, err := scanTerm(row)
-			if err == nil {
-				children = append(children, c)
-			}
-			return err
-		})
+	children, err := appendRows(ctx, tx.pg, nil, `SELECT `+termColumns+` FROM terms
+		WHERE tenant_id = $1 AND parent_id = `+strconv.FormatInt(int64(term.ID), 10), scanTerm, t.ID)
 	if err != nil {
 		return err
 	}
@@ -138,15 +131,8 @@ func (tx *Tx) DeleteTerm(ctx context.Context, t *schema.Tenant, term *schema.Ter
 	if term.Taxonomy == schema.TaxTag {
 		col = "tags"
 	}
-	var posts []*schema.Post
-	err = eachRow(ctx, tx, `SELECT `+postColumns+` FROM posts WHERE tenant_id = $1 AND `+strconv.FormatInt(int64(term.ID), 10)+` = ANY(`+col+`)`,
-		t.ID, func(row pgx.Rows) error {
-			p, err := scanPost(row)
-			if err == nil {
-				posts = append(posts, p)
-			}
-			return err
-		})
+	posts, err := appendRows(ctx, tx.pg, nil, `SELECT `+postColumns+` FROM posts
+		WHERE tenant_id = $1 AND `+strconv.FormatInt(int64(term.ID), 10)+` = ANY(`+col+`)`, scanPost, t.ID)
 	if err != nil {
 		return err
 	}
@@ -176,11 +162,11 @@ func without(ids []schema.TermID, id schema.TermID) []schema.TermID {
 
 // snapshotTerms emits the terms of a tenant for a snapshot.
 func (tx *Tx) snapshotTerms(ctx context.Context, tenantID string, emit emitFunc) error {
-	return eachRow(ctx, tx, `SELECT `+termColumns+` FROM terms WHERE tenant_id = $1 AND taxonomy <> 'nav_menu' ORDER BY id`, tenantID, func(row pgx.Rows) error {
+	return eachRow(ctx, tx.pg, `SELECT `+termColumns+` FROM terms WHERE tenant_id = $1 AND taxonomy <> 'nav_menu' ORDER BY id`, func(row pgx.Row) error {
 		term, err := scanTerm(row)
 		if err != nil {
 			return err
 		}
 		return emit(schema.KindTerm, schema.IDString(term.ID), schema.Pub, term, term.Version)
-	})
+	}, tenantID)
 }

@@ -47,11 +47,6 @@ type Event struct {
 // Now is the transaction's clock reading: every timestamp a transaction writes is this one.
 func (tx *Tx) Now() time.Time { return tx.now }
 
-// Query runs a query inside the transaction (for this package's own files).
-func (tx *Tx) query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	return tx.pg.Query(ctx, sql, args...)
-}
-
 // logFor returns the version tracker of a log, reserving a block of versions on first use. The
 // UPDATE locks the log's row until commit, so versions of a log are taken in commit order; the
 // unused part of the block is given back in finish.

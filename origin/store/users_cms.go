@@ -12,15 +12,7 @@ import (
 // Users returns every staff user of the tenant by id. Staff lists are short (tens), so the CMS
 // users routes filter and sort them in memory.
 func (tx *Tx) Users(ctx context.Context, t *schema.Tenant) ([]*schema.User, error) {
-	var out []*schema.User
-	err := eachRow(ctx, tx, `SELECT `+userColumns+` FROM users WHERE tenant_id = $1 ORDER BY id`, t.ID, func(row pgx.Rows) error {
-		u, err := scanUser(row)
-		if err == nil {
-			out = append(out, u)
-		}
-		return err
-	})
-	return out, err
+	return appendRows(ctx, tx.pg, nil, `SELECT `+userColumns+` FROM users WHERE tenant_id = $1 ORDER BY id`, scanUser, t.ID)
 }
 
 // UserTaken reports which of the login, e-mail address and slug another user (not exclude)
@@ -71,15 +63,8 @@ func (tx *Tx) UpdateUser(ctx context.Context, t *schema.Tenant, u *schema.User) 
 // DeleteUser deletes a staff user, giving their posts to reassign (each such post is a
 // replicated change of this transaction). Their application passwords go with them.
 func (tx *Tx) DeleteUser(ctx context.Context, t *schema.Tenant, id, reassign schema.UserID) error {
-	var posts []*schema.Post
-	err := eachRow(ctx, tx, `SELECT `+postColumns+` FROM posts WHERE tenant_id = $1 AND author_id = `+schema.IDString(id), t.ID,
-		func(row pgx.Rows) error {
-			p, err := scanPost(row)
-			if err == nil {
-				posts = append(posts, p)
-			}
-			return err
-		})
+	posts, err := appendRows(ctx, tx.pg, nil, `SELECT `+postColumns+` FROM posts WHERE tenant_id = $1 AND author_id = `+schema.IDString(id),
+		scanPost, t.ID)
 	if err != nil {
 		return err
 	}
@@ -130,21 +115,9 @@ func scanAppPassword(row pgx.Row) (*AppPasswordInfo, error) {
 
 // AppPasswords returns a user's application passwords, oldest first.
 func (db *DB) AppPasswords(ctx context.Context, t *schema.Tenant, user schema.UserID) ([]*AppPasswordInfo, error) {
-	rows, err := db.pool.Query(ctx, `SELECT `+appPasswordColumns+` FROM app_passwords WHERE tenant_id = $1 AND user_id = $2 ORDER BY created_at, uuid`,
-		t.ID, int64(user))
-	if err != nil {
-		return nil, mapError(err)
-	}
-	defer rows.Close()
-	var out []*AppPasswordInfo
-	for rows.Next() {
-		a, err := scanAppPassword(rows)
-		if err != nil {
-			return nil, mapError(err)
-		}
-		out = append(out, a)
-	}
-	return out, mapError(rows.Err())
+	out, err := appendRows(ctx, db.pool, nil, `SELECT `+appPasswordColumns+` FROM app_passwords
+		WHERE tenant_id = $1 AND user_id = $2 ORDER BY created_at, uuid`, scanAppPassword, t.ID, int64(user))
+	return out, mapError(err)
 }
 
 // AppPassword returns one of a user's application passwords by UUID.
