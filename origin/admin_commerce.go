@@ -7,6 +7,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"vitrine/edge/pipeline"
+	"vitrine/origin/handler"
 	"vitrine/origin/store"
 	"vitrine/schema"
 )
@@ -30,13 +31,6 @@ func (s *Server) adminCommerceHandlers() {
 	s.bind("admin.settings.put", s.putSettings)
 }
 
-// noContent answers 204.
-func (s *Server) noContent(ctx *fasthttp.RequestCtx, rq *request) {
-	ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
-	ctx.SetStatusCode(fasthttp.StatusNoContent)
-	s.http.Count(pipeline.RouteIndex(rq.route), fasthttp.StatusNoContent)
-}
-
 // couponInput is the body of PUT /api/admin/coupons/{code}: the whole coupon; absent fields take
 // their defaults (active true, no limits, no dates, every product).
 type couponInput struct {
@@ -52,11 +46,11 @@ type couponInput struct {
 	Active           *bool      `json:"active"`
 }
 
-func (s *Server) listCoupons(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) listCoupons(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	var out []*store.Coupon
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
 		var err error
-		out, err = tx.Coupons(ctx, rq.info)
+		out, err = tx.Coupons(ctx, rq.Info)
 		return err
 	})
 	s.answer(ctx, rq, err, schema.List[*store.Coupon]{Data: nonNil(out)})
@@ -64,11 +58,11 @@ func (s *Server) listCoupons(ctx *fasthttp.RequestCtx, rq *request) {
 
 var errCouponNotFound = &schema.Error{Code: schema.CodeNotFound, Message: "coupon not found"}
 
-func (s *Server) getCoupon(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) getCoupon(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	var out *store.Coupon
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
 		var err error
-		out, err = tx.Coupon(ctx, rq.info, pipeline.Param(ctx, "code"))
+		out, err = tx.Coupon(ctx, rq.Info, pipeline.Param(ctx, "code"))
 		if err == nil && out == nil {
 			err = errCouponNotFound
 		}
@@ -77,15 +71,15 @@ func (s *Server) getCoupon(ctx *fasthttp.RequestCtx, rq *request) {
 	s.answer(ctx, rq, err, out)
 }
 
-func (s *Server) putCoupon(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) putCoupon(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	code, err := store.NormalizeCouponCode(pipeline.Param(ctx, "code"))
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	var in couponInput
-	if err := jsonBody(ctx, &in); err != nil {
-		s.failRoute(ctx, rq, err)
+	if err := handler.JSONBody(ctx, &in); err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
 	c := &store.Coupon{Code: code, Active: true}
@@ -100,7 +94,7 @@ func (s *Server) putCoupon(ctx *fasthttp.RequestCtx, rq *request) {
 	set(&c.Active, in.Active)
 	status := 200
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		had, err := tx.Coupon(ctx, rq.info, code)
+		had, err := tx.Coupon(ctx, rq.Info, code)
 		if err != nil {
 			return err
 		}
@@ -108,41 +102,39 @@ func (s *Server) putCoupon(ctx *fasthttp.RequestCtx, rq *request) {
 		if had == nil {
 			status = 201
 		}
-		return tx.PutCoupon(ctx, rq.info, c)
+		return tx.PutCoupon(ctx, rq.Info, c)
 	})
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
-	s.reply(ctx, rq, status, c)
+	s.Reply(ctx, rq, status, c)
 }
 
-func (s *Server) deleteCoupon(ctx *fasthttp.RequestCtx, rq *request) {
-	err := s.db.Tx(ctx, func(tx *store.Tx) error { return tx.DeleteCoupon(ctx, rq.info, pipeline.Param(ctx, "code")) })
+func (s *Server) deleteCoupon(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	err := s.db.Tx(ctx, func(tx *store.Tx) error { return tx.DeleteCoupon(ctx, rq.Info, pipeline.Param(ctx, "code")) })
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
-	s.noContent(ctx, rq)
+	s.NoContent(ctx, rq)
 }
 
-func (s *Server) listGiftCards(ctx *fasthttp.RequestCtx, rq *request) {
-	args, err := schema.ParseArgs(rq.route, func(n string) (string, bool) {
-		return string(ctx.QueryArgs().Peek(n)), ctx.QueryArgs().Has(n)
-	})
+func (s *Server) listGiftCards(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	args, err := schema.ParseArgs(rq.Route, handler.Query(ctx))
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	last4 := strings.ToUpper(strings.TrimSpace(args.Str("last4")))
 	if last4 != "" && len(last4) != 4 {
-		s.failRoute(ctx, rq, schema.Invalid("last4", "last4 is the last four characters of a gift card code"))
+		s.Fail(ctx, rq, schema.Invalid("last4", "last4 is the last four characters of a gift card code"))
 		return
 	}
 	page, perPage := int(args.Int("page")), int(args.Int("per_page"))
 	var out schema.Page[*store.IssuedGiftCard]
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		gs, total, err := tx.GiftCards(ctx, rq.info, last4, (page-1)*perPage, perPage)
+		gs, total, err := tx.GiftCards(ctx, rq.Info, last4, (page-1)*perPage, perPage)
 		out = schema.Page[*store.IssuedGiftCard]{Data: gs, Page: page, PerPage: perPage, Total: total, TotalPages: (total + perPage - 1) / perPage}
 		return err
 	})
@@ -167,17 +159,17 @@ type issuedGiftCard struct {
 	GiftCard *store.IssuedGiftCard `json:"gift_card"`
 }
 
-func (s *Server) issueGiftCard(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) issueGiftCard(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	var in giftCardInput
-	if err := jsonBody(ctx, &in); err != nil {
-		s.failRoute(ctx, rq, err)
+	if err := handler.JSONBody(ctx, &in); err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
 	if in.Amount == nil {
-		s.failRoute(ctx, rq, schema.Invalid("amount", "amount is required: the balance in minor units"))
+		s.Fail(ctx, rq, schema.Invalid("amount", "amount is required: the balance in minor units"))
 		return
 	}
-	currency, code, note := rq.info.DefaultCurrency(), "", ""
+	currency, code, note := rq.Info.DefaultCurrency(), "", ""
 	if in.Currency != nil {
 		currency = strings.ToUpper(*in.Currency)
 	}
@@ -186,54 +178,54 @@ func (s *Server) issueGiftCard(ctx *fasthttp.RequestCtx, rq *request) {
 	var out issuedGiftCard
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
 		var err error
-		out.Code, out.GiftCard, err = tx.IssueGiftCard(ctx, rq.info, code, currency, *in.Amount, in.ExpiresAt, note)
+		out.Code, out.GiftCard, err = tx.IssueGiftCard(ctx, rq.Info, code, currency, *in.Amount, in.ExpiresAt, note)
 		return err
 	})
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
-	s.reply(ctx, rq, 201, out)
+	s.Reply(ctx, rq, 201, out)
 }
 
-func (s *Server) getGiftCard(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) getGiftCard(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	var out *store.IssuedGiftCard
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
 		var err error
-		out, err = tx.GiftCardByID(ctx, rq.info, pipeline.Param(ctx, "id"))
+		out, err = tx.GiftCardByID(ctx, rq.Info, pipeline.Param(ctx, "id"))
 		return err
 	})
 	s.answer(ctx, rq, err, out)
 }
 
 // updateGiftCard handles PATCH /api/admin/gift-cards/{id} {"active"?: bool, "note"?: string}.
-func (s *Server) updateGiftCard(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) updateGiftCard(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	var in struct {
 		Active *bool   `json:"active"`
 		Note   *string `json:"note"`
 	}
-	if err := jsonBody(ctx, &in); err != nil {
-		s.failRoute(ctx, rq, err)
+	if err := handler.JSONBody(ctx, &in); err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
 	var out *store.IssuedGiftCard
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
 		var err error
-		out, err = tx.UpdateGiftCard(ctx, rq.info, pipeline.Param(ctx, "id"), in.Active, in.Note)
+		out, err = tx.UpdateGiftCard(ctx, rq.Info, pipeline.Param(ctx, "id"), in.Active, in.Note)
 		return err
 	})
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
-	s.reply(ctx, rq, 200, out)
+	s.Reply(ctx, rq, 200, out)
 }
 
-func (s *Server) listShippingMethods(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) listShippingMethods(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	var out []store.ShippingMethodRow
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
 		var err error
-		out, err = tx.ShippingMethods(ctx, rq.info)
+		out, err = tx.ShippingMethods(ctx, rq.Info)
 		return err
 	})
 	s.answer(ctx, rq, err, schema.List[store.ShippingMethodRow]{Data: nonNil(out)})
@@ -249,14 +241,14 @@ type shippingInput struct {
 	Active   *bool          `json:"active"`
 }
 
-func (s *Server) putShippingMethod(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) putShippingMethod(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	var in shippingInput
-	if err := jsonBody(ctx, &in); err != nil {
-		s.failRoute(ctx, rq, err)
+	if err := handler.JSONBody(ctx, &in); err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
 	if in.Name == nil || in.Prices == nil {
-		s.failRoute(ctx, rq, schema.Invalid("name", "name and prices are required"))
+		s.Fail(ctx, rq, schema.Invalid("name", "name and prices are required"))
 		return
 	}
 	m := store.ShippingMethodRow{Code: pipeline.Param(ctx, "code"), Name: *in.Name, Prices: *in.Prices, Active: true}
@@ -264,12 +256,12 @@ func (s *Server) putShippingMethod(ctx *fasthttp.RequestCtx, rq *request) {
 	set(&m.Position, in.Position)
 	set(&m.Active, in.Active)
 	if m.Position < 0 || m.Position > 10_000 {
-		s.failRoute(ctx, rq, schema.Invalid("position", "position must be between 0 and 10000"))
+		s.Fail(ctx, rq, schema.Invalid("position", "position must be between 0 and 10000"))
 		return
 	}
 	status := 200
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
-		ms, err := tx.ShippingMethods(ctx, rq.info)
+		ms, err := tx.ShippingMethods(ctx, rq.Info)
 		if err != nil {
 			return err
 		}
@@ -279,25 +271,25 @@ func (s *Server) putShippingMethod(ctx *fasthttp.RequestCtx, rq *request) {
 				status = 200
 			}
 		}
-		return tx.PutShippingMethod(ctx, rq.info, m)
+		return tx.PutShippingMethod(ctx, rq.Info, m)
 	})
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	if m.FreeOver == nil {
 		m.FreeOver = schema.Prices{}
 	}
-	s.reply(ctx, rq, status, m)
+	s.Reply(ctx, rq, status, m)
 }
 
-func (s *Server) deleteShippingMethod(ctx *fasthttp.RequestCtx, rq *request) {
-	err := s.db.Tx(ctx, func(tx *store.Tx) error { return tx.DeleteShippingMethod(ctx, rq.info, pipeline.Param(ctx, "code")) })
+func (s *Server) deleteShippingMethod(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	err := s.db.Tx(ctx, func(tx *store.Tx) error { return tx.DeleteShippingMethod(ctx, rq.Info, pipeline.Param(ctx, "code")) })
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
-	s.noContent(ctx, rq)
+	s.NoContent(ctx, rq)
 }
 
 // settingsView is the tenant's commerce settings as the admin API shows and takes them.
@@ -317,10 +309,10 @@ func viewSettings(st store.Settings) settingsView {
 		CartTTLSeconds: int64(st.CartTTL / time.Second), TokenTTLSeconds: int64(st.TokenTTL / time.Second)}
 }
 
-func (s *Server) getSettings(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) getSettings(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	var out settingsView
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
-		st, err := tx.Settings(ctx, rq.info)
+		st, err := tx.Settings(ctx, rq.Info)
 		out = viewSettings(st)
 		return err
 	})
@@ -342,10 +334,10 @@ const (
 	maxTTLSeconds = 365 * 24 * 3600
 )
 
-func (s *Server) putSettings(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) putSettings(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	var in settingsInput
-	if err := jsonBody(ctx, &in); err != nil {
-		s.failRoute(ctx, rq, err)
+	if err := handler.JSONBody(ctx, &in); err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
 	for _, f := range []struct {
@@ -353,13 +345,13 @@ func (s *Server) putSettings(ctx *fasthttp.RequestCtx, rq *request) {
 		v    *int64
 	}{{"cart_ttl_seconds", in.CartTTLSeconds}, {"token_ttl_seconds", in.TokenTTLSeconds}} {
 		if f.v != nil && (*f.v < minTTLSeconds || *f.v > maxTTLSeconds) {
-			s.failRoute(ctx, rq, schema.Invalid(f.name, "%s must be between %d (an hour) and %d (a year)", f.name, int64(minTTLSeconds), int64(maxTTLSeconds)))
+			s.Fail(ctx, rq, schema.Invalid(f.name, "%s must be between %d (an hour) and %d (a year)", f.name, int64(minTTLSeconds), int64(maxTTLSeconds)))
 			return
 		}
 	}
 	var out settingsView
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
-		st, err := tx.Settings(ctx, rq.info)
+		st, err := tx.Settings(ctx, rq.Info)
 		if err != nil {
 			return err
 		}
@@ -373,11 +365,11 @@ func (s *Server) putSettings(ctx *fasthttp.RequestCtx, rq *request) {
 			st.TokenTTL = time.Duration(*in.TokenTTLSeconds) * time.Second
 		}
 		out = viewSettings(st)
-		return tx.PutSettings(ctx, rq.info, st)
+		return tx.PutSettings(ctx, rq.Info, st)
 	})
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
-	s.reply(ctx, rq, 200, out)
+	s.Reply(ctx, rq, 200, out)
 }

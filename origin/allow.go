@@ -10,6 +10,7 @@ import (
 	"vitrine/edge/pipeline"
 	"vitrine/edge/reads"
 	"vitrine/edge/replica"
+	"vitrine/origin/handler"
 	"vitrine/origin/store"
 	"vitrine/schema"
 )
@@ -24,7 +25,7 @@ import (
 type allowCheck struct {
 	s     *Server
 	ctx   context.Context
-	rq    *request
+	rq    *handler.Request
 	param func(name string) string
 	query func(name string) (string, bool)
 	// target is the user a users or application-passwords route names, loaded once.
@@ -44,8 +45,8 @@ func (c *allowCheck) allowed(r *schema.Route) []string {
 // permitted is the permission check of route r (WordPress's permission_callback).
 func (c *allowCheck) permitted(r *schema.Route) bool {
 	rq := *c.rq
-	rq.route = r
-	user := rq.user
+	rq.Route = r
+	user := rq.User
 	context, _ := c.query("context")
 	if t := schema.PostTypeOfRoute(r); t != nil {
 		name := strings.TrimPrefix(r.Name, "cms."+t.RestBase+".")
@@ -54,9 +55,9 @@ func (c *allowCheck) permitted(r *schema.Route) bool {
 			if c.post != nil {
 				return (t.PublicRead && c.post.Public()) || can(&rq, t.Caps.Edit)
 			}
-			return reads.Permitted(&reads.Request{Route: r, Tenant: rq.tenant, Param: c.param, Query: c.query, Viewer: reads.Viewer{User: user}})
+			return reads.Permitted(&reads.Request{Route: r, Tenant: rq.Tenant, Param: c.param, Query: c.query, Viewer: reads.Viewer{User: user}})
 		case "list":
-			return reads.Permitted(&reads.Request{Route: r, Tenant: rq.tenant, Param: c.param, Query: c.query, Viewer: reads.Viewer{User: user}})
+			return reads.Permitted(&reads.Request{Route: r, Tenant: rq.Tenant, Param: c.param, Query: c.query, Viewer: reads.Viewer{User: user}})
 		case "create":
 			return can(&rq, t.Caps.Edit)
 		case "update", "autosaves.create":
@@ -88,7 +89,7 @@ func (c *allowCheck) permitted(r *schema.Route) bool {
 			return can(&rq, schema.CapManageCategories)
 		}
 		id, err := strconv.ParseInt(c.param("id"), 10, 64)
-		return err == nil && rq.tenant.Snapshot().Term(schema.TermID(id)) != nil && can(&rq, schema.CapManageCategories)
+		return err == nil && rq.Tenant.Snapshot().Term(schema.TermID(id)) != nil && can(&rq, schema.CapManageCategories)
 	case "cms.users.list":
 		orderby, _ := c.query("orderby")
 		roles, _ := c.query("roles")
@@ -112,7 +113,7 @@ func (c *allowCheck) permitted(r *schema.Route) bool {
 		case context == "edit":
 			return can(&rq, schema.CapListUsers)
 		}
-		return rq.tenant.Snapshot().PublishedAuthors()[u.ID] != 0 || canEditUser(&rq, u.ID) || can(&rq, schema.CapListUsers)
+		return rq.Tenant.Snapshot().PublishedAuthors()[u.ID] != 0 || canEditUser(&rq, u.ID) || can(&rq, schema.CapListUsers)
 	case "cms.users.update":
 		u := c.targetUser(r, "id")
 		return u != nil && canEditUser(&rq, u.ID)
@@ -127,7 +128,7 @@ func (c *allowCheck) permitted(r *schema.Route) bool {
 		return u != nil && canEditUser(&rq, u.ID)
 	}
 	if r.Server == schema.AtEdge {
-		return reads.Permitted(&reads.Request{Route: r, Tenant: rq.tenant, Param: c.param, Query: c.query, Viewer: reads.Viewer{User: user}})
+		return reads.Permitted(&reads.Request{Route: r, Tenant: rq.Tenant, Param: c.param, Query: c.query, Viewer: reads.Viewer{User: user}})
 	}
 	if r.Auth == schema.AuthStaff {
 		return can(&rq, r.Cap)
@@ -145,7 +146,7 @@ func (c *allowCheck) record(t *schema.PostType, capture string) *schema.Post {
 	if err != nil || id <= 0 {
 		return nil
 	}
-	p := c.rq.tenant.Snapshot().Post(schema.PostID(id), replica.Full)
+	p := c.rq.Tenant.Snapshot().Post(schema.PostID(id), replica.Full)
 	if p == nil || p.Type != t.Name {
 		return nil
 	}
@@ -160,10 +161,10 @@ func (c *allowCheck) targetUser(r *schema.Route, capture string) *schema.User {
 	c.targetLoaded = true
 	raw := c.param(capture)
 	if strings.HasSuffix(r.Path, "/me") || raw == "me" {
-		if c.rq.user == nil {
+		if c.rq.User == nil {
 			return nil
 		}
-		c.target = c.rq.user
+		c.target = c.rq.User
 		return c.target
 	}
 	id, err := strconv.ParseInt(raw, 10, 64)
@@ -171,7 +172,7 @@ func (c *allowCheck) targetUser(r *schema.Route, capture string) *schema.User {
 		return nil
 	}
 	_ = c.s.db.Tx(c.ctx, func(tx *store.Tx) (err error) {
-		c.target, err = tx.User(c.ctx, c.rq.info, schema.UserID(id))
+		c.target, err = tx.User(c.ctx, c.rq.Info, schema.UserID(id))
 		return err
 	})
 	return c.target
@@ -179,7 +180,7 @@ func (c *allowCheck) targetUser(r *schema.Route, capture string) *schema.User {
 
 // setAllow sets the Allow header of a CMS answer from the route the request matched, with the
 // request's path parameters and query: nothing when no check passes, as WordPress.
-func (s *Server) setAllow(ctx *fasthttp.RequestCtx, rq *request, r *schema.Route) {
+func (s *Server) setAllow(ctx *fasthttp.RequestCtx, rq *handler.Request, r *schema.Route) {
 	c := &allowCheck{s: s, ctx: ctx, rq: rq, param: func(name string) string { return pipeline.Param(ctx, name) }, query: queryArg(ctx)}
 	if v := pipeline.AllowValue(c.allowed(r)); len(v) > 0 {
 		ctx.Response.Header.SetBytesV(fasthttp.HeaderAllow, v)
@@ -190,12 +191,12 @@ func (s *Server) setAllow(ctx *fasthttp.RequestCtx, rq *request, r *schema.Route
 
 // selfHints returns the targetHints function of a request's renders: for the rest path of a
 // self link, the methods of its route the caller may use on a GET of the link (no query).
-func (s *Server) selfHints(ctx context.Context, rq *request) func(path string) []string {
+func (s *Server) selfHints(ctx context.Context, rq *handler.Request) func(path string) []string {
 	return s.recordHints(ctx, rq, nil, nil)
 }
 
 // recordHints is selfHints with the record a write just stored (post or term, else nil).
-func (s *Server) recordHints(ctx context.Context, rq *request, post *schema.Post, term *schema.Term) func(path string) []string {
+func (s *Server) recordHints(ctx context.Context, rq *handler.Request, post *schema.Post, term *schema.Term) func(path string) []string {
 	var probe *fasthttp.RequestCtx
 	return func(path string) []string {
 		if probe == nil {

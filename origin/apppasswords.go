@@ -6,6 +6,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"vitrine/edge/pipeline"
+	"vitrine/origin/handler"
 	"vitrine/origin/store"
 	"vitrine/schema"
 )
@@ -44,7 +45,7 @@ func (s *Server) appPasswordHandlers() {
 
 const wpDate = "2006-01-02T15:04:05"
 
-func appPasswordView(rq *request, a *store.AppPasswordInfo) *AppPasswordView {
+func appPasswordView(rq *handler.Request, a *store.AppPasswordInfo) *AppPasswordView {
 	v := &AppPasswordView{UUID: a.UUID, AppID: a.AppID, Name: a.Name, Created: a.CreatedAt.UTC().Format(wpDate)}
 	if a.LastUsed != nil {
 		lu := a.LastUsed.UTC().Format(wpDate)
@@ -54,14 +55,14 @@ func appPasswordView(rq *request, a *store.AppPasswordInfo) *AppPasswordView {
 			v.LastIP = &ip
 		}
 	}
-	v.Links = map[string][]schema.Link{"self": {{Href: schema.Site{Base: rq.info.BaseURL}.RestURL(
+	v.Links = map[string][]schema.Link{"self": {{Href: schema.Site{Base: rq.Info.BaseURL}.RestURL(
 		"/cms/v2/users/" + strconv.FormatInt(int64(a.UserID), 10) + "/application-passwords/" + a.UUID)}}}
 	return v
 }
 
 // appUser resolves {user_id} ("me" or an id) and checks that the caller may manage that user's
 // application passwords; code and msg are the route's permission error.
-func (s *Server) appUser(ctx *fasthttp.RequestCtx, rq *request, code, msg string) (*schema.User, error) {
+func (s *Server) appUser(ctx *fasthttp.RequestCtx, rq *handler.Request, code, msg string) (*schema.User, error) {
 	u, err := s.targetUser(ctx, rq, "user_id")
 	if err != nil {
 		return nil, err
@@ -74,9 +75,9 @@ func (s *Server) appUser(ctx *fasthttp.RequestCtx, rq *request, code, msg string
 
 var appPasswordNotFound = &schema.Error{Code: schema.CodeNotFound, CMSCode: "rest_application_password_not_found", Message: "Application password not found."}
 
-func (s *Server) listAppPasswords(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.failRoute(ctx, rq, err) }
-	if _, err := requestArgs(ctx, rq.route); err != nil {
+func (s *Server) listAppPasswords(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	fail := func(err error) { s.Fail(ctx, rq, err) }
+	if _, err := requestArgs(ctx, rq.Route); err != nil {
 		fail(err)
 		return
 	}
@@ -85,7 +86,7 @@ func (s *Server) listAppPasswords(ctx *fasthttp.RequestCtx, rq *request) {
 		fail(err)
 		return
 	}
-	list, err := s.db.AppPasswords(ctx, rq.info, u.ID)
+	list, err := s.db.AppPasswords(ctx, rq.Info, u.ID)
 	if err != nil {
 		fail(err)
 		return
@@ -100,7 +101,7 @@ func (s *Server) listAppPasswords(ctx *fasthttp.RequestCtx, rq *request) {
 func decodeAppPassword(ctx *fasthttp.RequestCtx, creating bool) (*appPasswordInput, error) {
 	var in appPasswordInput
 	if len(ctx.Request.Body()) > 0 || creating {
-		if err := jsonBody(ctx, &in); err != nil {
+		if err := handler.JSONBody(ctx, &in); err != nil {
 			if creating && len(ctx.Request.Body()) == 0 {
 				return nil, missingParams("name")
 			}
@@ -120,8 +121,8 @@ func decodeAppPassword(ctx *fasthttp.RequestCtx, creating bool) (*appPasswordInp
 }
 
 // nameTaken reports whether the user already has an application password with the name.
-func (s *Server) nameTaken(ctx *fasthttp.RequestCtx, rq *request, user schema.UserID, name, except string) (bool, error) {
-	list, err := s.db.AppPasswords(ctx, rq.info, user)
+func (s *Server) nameTaken(ctx *fasthttp.RequestCtx, rq *handler.Request, user schema.UserID, name, except string) (bool, error) {
+	list, err := s.db.AppPasswords(ctx, rq.Info, user)
 	for _, a := range list {
 		if a.Name == name && a.UUID != except {
 			return true, err
@@ -134,7 +135,7 @@ var duplicateAppName = &schema.Error{Code: schema.CodeConflict, CMSCode: "applic
 
 // createAppPasswordFor makes a new application password for u and returns its view with the
 // password shown once (in WordPress's groups of four).
-func (s *Server) createAppPasswordFor(ctx *fasthttp.RequestCtx, rq *request, u *schema.User, name, appID string) (*AppPasswordView, error) {
+func (s *Server) createAppPasswordFor(ctx *fasthttp.RequestCtx, rq *handler.Request, u *schema.User, name, appID string) (*AppPasswordView, error) {
 	if taken, err := s.nameTaken(ctx, rq, u.ID, name, ""); err != nil || taken {
 		if err == nil {
 			err = duplicateAppName
@@ -142,7 +143,7 @@ func (s *Server) createAppPasswordFor(ctx *fasthttp.RequestCtx, rq *request, u *
 		return nil, err
 	}
 	pw := schema.NewAppPassword()
-	a, err := s.db.NewAppPassword(ctx, rq.info, u.ID, name, appID, schema.HashAppPassword(s.cfg.Secret, pw))
+	a, err := s.db.NewAppPassword(ctx, rq.Info, u.ID, name, appID, schema.HashAppPassword(s.cfg.Secret, pw))
 	if err != nil {
 		return nil, err
 	}
@@ -151,8 +152,8 @@ func (s *Server) createAppPasswordFor(ctx *fasthttp.RequestCtx, rq *request, u *
 	return v, nil
 }
 
-func (s *Server) createAppPassword(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.failRoute(ctx, rq, err) }
+func (s *Server) createAppPassword(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	fail := func(err error) { s.Fail(ctx, rq, err) }
 	in, err := decodeAppPassword(ctx, true)
 	if err != nil {
 		fail(err)
@@ -173,39 +174,39 @@ func (s *Server) createAppPassword(ctx *fasthttp.RequestCtx, rq *request) {
 		return
 	}
 	ctx.Response.Header.Set(fasthttp.HeaderLocation, v.Links["self"][0].Href)
-	s.written(ctx, rq, nil, fasthttp.StatusCreated, v)
+	s.Written(ctx, rq, nil, fasthttp.StatusCreated, v)
 }
 
-func (s *Server) deleteAppPasswords(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.failRoute(ctx, rq, err) }
+func (s *Server) deleteAppPasswords(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	fail := func(err error) { s.Fail(ctx, rq, err) }
 	u, err := s.appUser(ctx, rq, "rest_cannot_delete_application_passwords", "Sorry, you are not allowed to delete application passwords for this user.")
 	if err != nil {
 		fail(err)
 		return
 	}
-	n, err := s.db.RevokeAppPasswords(ctx, rq.info, u.ID)
+	n, err := s.db.RevokeAppPasswords(ctx, rq.Info, u.ID)
 	if err != nil {
 		fail(err)
 		return
 	}
-	s.written(ctx, rq, nil, 200, map[string]any{"deleted": true, "count": n})
+	s.Written(ctx, rq, nil, 200, map[string]any{"deleted": true, "count": n})
 }
 
-func (s *Server) oneAppPassword(ctx *fasthttp.RequestCtx, rq *request, code, msg string) (*schema.User, *store.AppPasswordInfo, error) {
+func (s *Server) oneAppPassword(ctx *fasthttp.RequestCtx, rq *handler.Request, code, msg string) (*schema.User, *store.AppPasswordInfo, error) {
 	u, err := s.appUser(ctx, rq, code, msg)
 	if err != nil {
 		return nil, nil, err
 	}
-	a, err := s.db.AppPassword(ctx, rq.info, u.ID, pipeline.Param(ctx, "uuid"))
+	a, err := s.db.AppPassword(ctx, rq.Info, u.ID, pipeline.Param(ctx, "uuid"))
 	if schema.ErrorCode(err) == schema.CodeNotFound {
 		return nil, nil, appPasswordNotFound
 	}
 	return u, a, err
 }
 
-func (s *Server) getAppPassword(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.failRoute(ctx, rq, err) }
-	if _, err := requestArgs(ctx, rq.route); err != nil {
+func (s *Server) getAppPassword(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	fail := func(err error) { s.Fail(ctx, rq, err) }
+	if _, err := requestArgs(ctx, rq.Route); err != nil {
 		fail(err)
 		return
 	}
@@ -217,8 +218,8 @@ func (s *Server) getAppPassword(ctx *fasthttp.RequestCtx, rq *request) {
 	s.cmsAnswer(ctx, rq, 200, appPasswordView(rq, a))
 }
 
-func (s *Server) updateAppPassword(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.failRoute(ctx, rq, err) }
+func (s *Server) updateAppPassword(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	fail := func(err error) { s.Fail(ctx, rq, err) }
 	in, err := decodeAppPassword(ctx, false)
 	if err != nil {
 		fail(err)
@@ -231,7 +232,7 @@ func (s *Server) updateAppPassword(ctx *fasthttp.RequestCtx, rq *request) {
 			err = duplicateAppName
 		}
 		if err == nil {
-			err = s.db.RenameAppPassword(ctx, rq.info, u.ID, a.UUID, *in.Name)
+			err = s.db.RenameAppPassword(ctx, rq.Info, u.ID, a.UUID, *in.Name)
 			a.Name = *in.Name
 		}
 	}
@@ -239,14 +240,14 @@ func (s *Server) updateAppPassword(ctx *fasthttp.RequestCtx, rq *request) {
 		fail(err)
 		return
 	}
-	s.written(ctx, rq, nil, 200, appPasswordView(rq, a))
+	s.Written(ctx, rq, nil, 200, appPasswordView(rq, a))
 }
 
-func (s *Server) deleteAppPassword(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.failRoute(ctx, rq, err) }
+func (s *Server) deleteAppPassword(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	fail := func(err error) { s.Fail(ctx, rq, err) }
 	u, a, err := s.oneAppPassword(ctx, rq, "rest_cannot_delete_application_password", "Sorry, you are not allowed to delete this application password.")
 	if err == nil {
-		err = s.db.RevokeAppPassword(ctx, rq.info, u.ID, a.UUID)
+		err = s.db.RevokeAppPassword(ctx, rq.Info, u.ID, a.UUID)
 	}
 	if schema.ErrorCode(err) == schema.CodeNotFound {
 		err = appPasswordNotFound
@@ -255,12 +256,12 @@ func (s *Server) deleteAppPassword(ctx *fasthttp.RequestCtx, rq *request) {
 		fail(err)
 		return
 	}
-	s.written(ctx, rq, nil, 200, map[string]any{"deleted": true, "previous": appPasswordView(rq, a)})
+	s.Written(ctx, rq, nil, 200, map[string]any{"deleted": true, "previous": appPasswordView(rq, a)})
 }
 
-func (s *Server) introspectAppPassword(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.failRoute(ctx, rq, err) }
-	if _, err := requestArgs(ctx, rq.route); err != nil {
+func (s *Server) introspectAppPassword(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	fail := func(err error) { s.Fail(ctx, rq, err) }
+	if _, err := requestArgs(ctx, rq.Route); err != nil {
 		fail(err)
 		return
 	}
@@ -269,14 +270,14 @@ func (s *Server) introspectAppPassword(ctx *fasthttp.RequestCtx, rq *request) {
 		fail(err)
 		return
 	}
-	if rq.user == nil || rq.user.ID != u.ID {
+	if rq.User == nil || rq.User.ID != u.ID {
 		fail(&schema.Error{Code: schema.CodeUnauthorized, CMSCode: "rest_cannot_introspect_app_password_for_non_authenticated_user", Status: 401,
 			Message: "The authenticated application password can only be introspected for the current user."})
 		return
 	}
 	var a *store.AppPasswordInfo
 	if hash := s.requestPasswordHash(ctx); hash != nil {
-		a, err = s.db.AppPasswordByHash(ctx, rq.info, hash)
+		a, err = s.db.AppPasswordByHash(ctx, rq.Info, hash)
 	}
 	if a == nil || schema.ErrorCode(err) == schema.CodeNotFound {
 		fail(&schema.Error{Code: schema.CodeNotFound, CMSCode: "rest_no_authenticated_app_password", Message: "Cannot introspect application password."})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"vitrine/origin/handler"
 	"vitrine/schema"
 )
 
@@ -22,7 +23,7 @@ func requestArgs(ctx *fasthttp.RequestCtx, r *schema.Route) (*schema.Args, error
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(body, &obj); err != nil {
 			if !json.Valid(body) {
-				return nil, syntaxError(body)
+				return nil, handler.SyntaxError(body)
 			}
 			// A JSON value that is not an object carries no parameters (WordPress ignores it).
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"vitrine/edge/pipeline"
+	"vitrine/origin/handler"
 	"vitrine/origin/store"
 	"vitrine/schema"
 )
@@ -163,7 +164,7 @@ type authorizeView struct {
 	Req                                                                  authorizeRequest
 }
 
-func (s *Server) authorizeApp(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) authorizeApp(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	post := string(ctx.Method()) == "POST"
 	arg := func(name string) string {
 		if post {
@@ -174,9 +175,9 @@ func (s *Server) authorizeApp(ctx *fasthttp.RequestCtx, rq *request) {
 		return string(ctx.QueryArgs().Peek(name))
 	}
 	req := authorizeRequest{AppName: arg("app_name"), AppID: arg("app_id"), SuccessURL: arg("success_url"), RejectURL: arg("reject_url")}
-	view := authorizeView{Title: "Authorize Application", Site: rq.info.Name, Req: req,
+	view := authorizeView{Title: "Authorize Application", Site: rq.Info.Name, Req: req,
 		Action: schema.AuthorizeAppPath + "?" + req.query()}
-	secure := strings.HasPrefix(rq.info.BaseURL, "https://")
+	secure := strings.HasPrefix(rq.Info.BaseURL, "https://")
 	setCookie := func(name, value string, maxAge int) {
 		c := fasthttp.AcquireCookie()
 		defer fasthttp.ReleaseCookie(c)
@@ -199,19 +200,19 @@ func (s *Server) authorizeApp(ctx *fasthttp.RequestCtx, rq *request) {
 		h.SetContentType("text/html; charset=utf-8")
 		var buf bytes.Buffer
 		if err := authorizePage.Execute(&buf, view); err != nil {
-			s.failRoute(ctx, rq, err)
+			s.Fail(ctx, rq, err)
 			return
 		}
 		ctx.SetStatusCode(status)
 		ctx.SetBody(buf.Bytes())
-		s.http.Count(pipeline.RouteIndex(rq.route), status)
+		s.http.Count(pipeline.RouteIndex(rq.Route), status)
 	}
 	redirect := func(to string) {
 		ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
 		ctx.Response.Header.Set("Referrer-Policy", "no-referrer")
 		ctx.Response.Header.Set(fasthttp.HeaderLocation, to)
 		ctx.SetStatusCode(fasthttp.StatusSeeOther)
-		s.http.Count(pipeline.RouteIndex(rq.route), fasthttp.StatusSeeOther)
+		s.http.Count(pipeline.RouteIndex(rq.Route), fasthttp.StatusSeeOther)
 	}
 	// The application's request is checked first, as WordPress does: nothing else happens with
 	// a bad one.
@@ -233,7 +234,7 @@ func (s *Server) authorizeApp(ctx *fasthttp.RequestCtx, rq *request) {
 	now := time.Now()
 	var user *schema.User
 	if tok := ctx.Request.Header.Cookie(adminSessionCookie); len(tok) > 0 {
-		if id, ok := s.sessionUser(rq.info.ID, string(tok), now); ok {
+		if id, ok := s.sessionUser(rq.Info.ID, string(tok), now); ok {
 			if u, err := s.userByID(ctx, rq, id); err == nil {
 				user = u
 			}
@@ -246,10 +247,10 @@ func (s *Server) authorizeApp(ctx *fasthttp.RequestCtx, rq *request) {
 		if post && action == "signin" {
 			if nonce == "" || !hmac.Equal([]byte(arg("csrf")), []byte(s.csrfFor("signin:"+nonce))) {
 				view.Error = "Your sign-in form expired. Please try again."
-			} else if u, err := s.db.Authenticate(ctx, rq.info, arg("login"), schema.HashAppPassword(s.cfg.Secret, arg("password"))); err != nil {
+			} else if u, err := s.db.Authenticate(ctx, rq.Info, arg("login"), schema.HashAppPassword(s.cfg.Secret, arg("password"))); err != nil {
 				view.Error = "Unknown username or incorrect application password."
 			} else {
-				setCookie(adminSessionCookie, s.sessionToken(rq.info.ID, u.ID, now.Add(adminSessionTTL)), int(adminSessionTTL/time.Second))
+				setCookie(adminSessionCookie, s.sessionToken(rq.Info.ID, u.ID, now.Add(adminSessionTTL)), int(adminSessionTTL/time.Second))
 				setCookie(adminNonceCookie, "", -1)
 				redirect(view.Action) // back to this page, with the application's request
 				return
@@ -307,17 +308,17 @@ func (s *Server) authorizeApp(ctx *fasthttp.RequestCtx, rq *request) {
 			render(200)
 			return
 		}
-		redirect(addQuery(req.SuccessURL, url.Values{"site_url": {rq.info.BaseURL}, "user_login": {user.Login}, "password": {v.Password}}))
+		redirect(addQuery(req.SuccessURL, url.Values{"site_url": {rq.Info.BaseURL}, "user_login": {user.Login}, "password": {v.Password}}))
 		return
 	}
 	view.Step = "approve"
 	render(200)
 }
 
-func (s *Server) userByID(ctx *fasthttp.RequestCtx, rq *request, id schema.UserID) (*schema.User, error) {
+func (s *Server) userByID(ctx *fasthttp.RequestCtx, rq *handler.Request, id schema.UserID) (*schema.User, error) {
 	var u *schema.User
 	err := s.db.Tx(ctx, func(tx *store.Tx) (err error) {
-		u, err = tx.User(ctx, rq.info, id)
+		u, err = tx.User(ctx, rq.Info, id)
 		return err
 	})
 	return u, err

@@ -10,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"vitrine/edge/pipeline"
+	"vitrine/origin/handler"
 	"vitrine/schema"
 )
 
@@ -25,7 +26,7 @@ const (
 // validator runs a route's argument validation without its handler, for batches sent with
 // validation=require-all-validate. Routes without one are pre-checked for their route, method,
 // batch capability, query arguments and JSON body only.
-type validator func(ctx *fasthttp.RequestCtx, rq *request) error
+type validator func(ctx *fasthttp.RequestCtx, rq *handler.Request) error
 
 // batchItem is one request of a batch.
 type batchItem struct {
@@ -50,9 +51,9 @@ func (s *Server) batchHandlers() {
 	}
 }
 
-func validatePostBody(ctx *fasthttp.RequestCtx, rq *request) error {
+func validatePostBody(ctx *fasthttp.RequestCtx, rq *handler.Request) error {
 	var in postInput
-	if err := jsonBody(ctx, &in); err != nil {
+	if err := handler.JSONBody(ctx, &in); err != nil {
 		return err
 	}
 	return in.validate()
@@ -62,13 +63,13 @@ func validatePostBody(ctx *fasthttp.RequestCtx, rq *request) error {
 // alone, with the batch's own credentials and tenant, one after the other; the answer is 207
 // with their responses in order. With validation=require-all-validate every request is first
 // pre-checked, and if one fails nothing runs. There is no transaction across requests.
-func (s *Server) batch(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) batch(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	var in struct {
 		Validation *string      `json:"validation"`
 		Requests   *[]batchItem `json:"requests"`
 	}
-	if err := jsonBody(ctx, &in); err != nil {
-		s.failRoute(ctx, rq, err)
+	if err := handler.JSONBody(ctx, &in); err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
 	requireAll := false
@@ -78,18 +79,18 @@ func (s *Server) batch(ctx *fasthttp.RequestCtx, rq *request) {
 		case "require-all-validate":
 			requireAll = true
 		default:
-			s.failRoute(ctx, rq, schema.InvalidParam("validation", "validation is not one of require-all-validate and normal."))
+			s.Fail(ctx, rq, schema.InvalidParam("validation", "validation is not one of require-all-validate and normal."))
 			return
 		}
 	}
 	if in.Requests == nil {
-		s.failRoute(ctx, rq, &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_missing_callback_param", Field: "requests",
+		s.Fail(ctx, rq, &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_missing_callback_param", Field: "requests",
 			Message: "Missing parameter(s): requests", Params: map[string]string{"requests": "requests is a required property."}})
 		return
 	}
 	items := *in.Requests
 	if len(items) > MaxBatchRequests {
-		s.failRoute(ctx, rq, schema.InvalidParam("requests", "requests must contain at most 25 items."))
+		s.Fail(ctx, rq, schema.InvalidParam("requests", "requests must contain at most 25 items."))
 		return
 	}
 	for i, it := range items {
@@ -97,12 +98,12 @@ func (s *Server) batch(ctx *fasthttp.RequestCtx, rq *request) {
 			switch strings.ToUpper(*it.Method) {
 			case "POST", "PUT", "PATCH", "DELETE":
 			default:
-				s.failRoute(ctx, rq, schema.InvalidParam("requests", "requests["+strconv.Itoa(i)+"][method] is not one of POST, PUT, PATCH, and DELETE."))
+				s.Fail(ctx, rq, schema.InvalidParam("requests", "requests["+strconv.Itoa(i)+"][method] is not one of POST, PUT, PATCH, and DELETE."))
 				return
 			}
 		}
 		if it.Path == nil {
-			s.failRoute(ctx, rq, schema.InvalidParam("requests", "requests["+strconv.Itoa(i)+"][path] is a required property of requests["+strconv.Itoa(i)+"]."))
+			s.Fail(ctx, rq, schema.InvalidParam("requests", "requests["+strconv.Itoa(i)+"][path] is a required property of requests["+strconv.Itoa(i)+"]."))
 			return
 		}
 	}
@@ -116,7 +117,7 @@ func (s *Server) batch(ctx *fasthttp.RequestCtx, rq *request) {
 			}
 		}
 		if failed {
-			s.reply(ctx, rq, fasthttp.StatusMultiStatus, map[string]any{"failed": "validation", "responses": out})
+			s.Reply(ctx, rq, fasthttp.StatusMultiStatus, map[string]any{"failed": "validation", "responses": out})
 			return
 		}
 	}
@@ -131,7 +132,7 @@ func (s *Server) batch(ctx *fasthttp.RequestCtx, rq *request) {
 	if top > 0 {
 		pipeline.SetWriteVersion(&ctx.Response.Header, top)
 	}
-	s.reply(ctx, rq, fasthttp.StatusMultiStatus, map[string]any{"responses": out})
+	s.Reply(ctx, rq, fasthttp.StatusMultiStatus, map[string]any{"responses": out})
 }
 
 // batchHeaders are the response headers a batch entry reports.
@@ -207,12 +208,12 @@ func batchError(status int, code, msg string) *batchResponse {
 // batchGate applies the batch rules to a routed request inside a batch: the route must allow
 // batching, and in validation mode only the pre-checks run. It reports whether the request was
 // answered here.
-func (s *Server) batchGate(ctx *fasthttp.RequestCtx, rq *request, r *schema.Route) bool {
+func (s *Server) batchGate(ctx *fasthttp.RequestCtx, rq *handler.Request, r *schema.Route) bool {
 	if ctx.UserValue(batchItemKey) == nil {
 		return false
 	}
 	if !r.Batch {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(r), &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_batch_not_allowed",
+		s.Fail(ctx, rq, &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_batch_not_allowed",
 			Message: "The requested route does not support batch requests."})
 		return true
 	}
@@ -235,7 +236,7 @@ func (s *Server) batchGate(ctx *fasthttp.RequestCtx, rq *request, r *schema.Rout
 		return nil
 	}()
 	if err != nil {
-		s.fail(ctx, rq.iface, pipeline.RouteIndex(r), err)
+		s.Fail(ctx, rq, err)
 		return true
 	}
 	ctx.SetStatusCode(fasthttp.StatusOK)

@@ -9,6 +9,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"vitrine/edge/pipeline"
+	"vitrine/origin/handler"
 	"vitrine/origin/store"
 	"vitrine/schema"
 )
@@ -21,8 +22,8 @@ const (
 
 // Throttles kept at the origin, per client IP, so that they hold across every edge.
 var (
-	couponThrottle   = throttle{name: "coupon", limit: 20, window: time.Minute}
-	giftCardThrottle = throttle{name: "gift-card", limit: 10, window: time.Minute}
+	couponThrottle   = handler.Throttle{Name: "coupon", Limit: 20, Window: time.Minute}
+	giftCardThrottle = handler.Throttle{Name: "gift-card", Limit: 10, Window: time.Minute}
 )
 
 // pricedLine is a cart line that is priced (in the totals).
@@ -355,15 +356,6 @@ func cartSession(ctx *fasthttp.RequestCtx) ([]byte, error) {
 	return store.CartSessionHash(v), nil
 }
 
-// respond answers v with status, or err when it is not nil.
-func (s *Server) respond(ctx *fasthttp.RequestCtx, rq *request, status int, err error, v any) {
-	if err != nil {
-		s.failRoute(ctx, rq, err)
-		return
-	}
-	s.reply(ctx, rq, status, v)
-}
-
 // cartView prices a cart (see priceCart) and returns its view.
 func cartView(ctx context.Context, tx *store.Tx, t *schema.Tenant, c *store.Cart, currency string) (schema.CartView, error) {
 	pc, err := priceCart(ctx, tx, t, c, currency)
@@ -373,46 +365,46 @@ func cartView(ctx context.Context, tx *store.Tx, t *schema.Tenant, c *store.Cart
 	return pc.view, nil
 }
 
-func (s *Server) getCart(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) getCart(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	hash, err := cartSession(ctx)
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	var view schema.CartView
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		c, err := tx.Cart(ctx, rq.info, hash)
+		c, err := tx.Cart(ctx, rq.Info, hash)
 		if err != nil {
 			return err
 		}
-		view, err = cartView(ctx, tx, rq.info, c, string(ctx.QueryArgs().Peek("currency")))
+		view, err = cartView(ctx, tx, rq.Info, c, string(ctx.QueryArgs().Peek("currency")))
 		return err
 	})
-	s.respond(ctx, rq, 200, err, view)
+	s.Respond(ctx, rq, 200, err, view)
 }
 
 // mutateCart runs fn on the session's cart, locked (created when create is set), then saves
 // it, prices it and answers with it. A cart that does not exist and is not created is a 404.
-func (s *Server) mutateCart(ctx *fasthttp.RequestCtx, rq *request, create bool, currency string, fn func(tx *store.Tx, c *store.Cart) error) {
+func (s *Server) mutateCart(ctx *fasthttp.RequestCtx, rq *handler.Request, create bool, currency string, fn func(tx *store.Tx, c *store.Cart) error) {
 	hash, err := cartSession(ctx)
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	var view schema.CartView
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		settings, err := tx.Settings(ctx, rq.info)
+		settings, err := tx.Settings(ctx, rq.Info)
 		if err != nil {
 			return err
 		}
 		var c *store.Cart
 		if create {
 			if currency == "" {
-				currency = rq.info.DefaultCurrency()
+				currency = rq.Info.DefaultCurrency()
 			}
-			c, err = tx.OpenCart(ctx, rq.info, hash, currency, settings.CartTTL)
+			c, err = tx.OpenCart(ctx, rq.Info, hash, currency, settings.CartTTL)
 		} else {
-			c, err = tx.LockCart(ctx, rq.info, hash)
+			c, err = tx.LockCart(ctx, rq.Info, hash)
 			if err == nil && c == nil {
 				err = &schema.Error{Code: schema.CodeNotFound, Message: "cart not found: it is empty or has expired"}
 			}
@@ -423,13 +415,13 @@ func (s *Server) mutateCart(ctx *fasthttp.RequestCtx, rq *request, create bool, 
 		if err := fn(tx, c); err != nil {
 			return err
 		}
-		if err := tx.SaveCart(ctx, rq.info, c, settings.CartTTL); err != nil {
+		if err := tx.SaveCart(ctx, rq.Info, c, settings.CartTTL); err != nil {
 			return err
 		}
-		view, err = cartView(ctx, tx, rq.info, c, "")
+		view, err = cartView(ctx, tx, rq.Info, c, "")
 		return err
 	})
-	s.respond(ctx, rq, 200, err, view)
+	s.Respond(ctx, rq, 200, err, view)
 }
 
 type cartItemInput struct {
@@ -459,14 +451,14 @@ func checkLine(ctx context.Context, tx *store.Tx, t *schema.Tenant, id schema.Va
 	return nil
 }
 
-func (s *Server) addCartItem(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) addCartItem(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	var in cartItemInput
-	if err := jsonBody(ctx, &in); err != nil {
-		s.failRoute(ctx, rq, err)
+	if err := handler.JSONBody(ctx, &in); err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
 	if in.VariantID == nil || *in.VariantID <= 0 {
-		s.failRoute(ctx, rq, schema.Invalid("variant_id", "variant_id is required: a positive integer"))
+		s.Fail(ctx, rq, schema.Invalid("variant_id", "variant_id is required: a positive integer"))
 		return
 	}
 	q := int64(1)
@@ -474,14 +466,14 @@ func (s *Server) addCartItem(ctx *fasthttp.RequestCtx, rq *request) {
 		q = *in.Quantity
 	}
 	if q < 1 || q > store.MaxCartQuantity {
-		s.failRoute(ctx, rq, schema.Invalid("quantity", "quantity must be between 1 and %d", int64(store.MaxCartQuantity)))
+		s.Fail(ctx, rq, schema.Invalid("quantity", "quantity must be between 1 and %d", int64(store.MaxCartQuantity)))
 		return
 	}
 	currency := ""
 	if in.Currency != nil {
 		currency = strings.ToUpper(*in.Currency)
-		if !rq.info.HasCurrency(currency) {
-			s.failRoute(ctx, rq, schema.Invalid("currency", "the store does not sell in %q", *in.Currency))
+		if !rq.Info.HasCurrency(currency) {
+			s.Fail(ctx, rq, schema.Invalid("currency", "the store does not sell in %q", *in.Currency))
 			return
 		}
 	}
@@ -496,10 +488,10 @@ func (s *Server) addCartItem(ctx *fasthttp.RequestCtx, rq *request) {
 		if total > store.MaxCartQuantity {
 			return schema.Invalid("quantity", "a line holds at most %d units", int64(store.MaxCartQuantity))
 		}
-		if err := checkLine(ctx, tx, rq.info, id, total); err != nil {
+		if err := checkLine(ctx, tx, rq.Info, id, total); err != nil {
 			return err
 		}
-		return tx.SetCartItem(ctx, rq.info, c, id, total)
+		return tx.SetCartItem(ctx, rq.Info, c, id, total)
 	})
 }
 
@@ -512,21 +504,21 @@ func cartItem(ctx *fasthttp.RequestCtx) (schema.VariantID, error) {
 	return schema.VariantID(id), nil
 }
 
-func (s *Server) updateCartItem(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) updateCartItem(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	id, err := cartItem(ctx)
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	var in struct {
 		Quantity *int64 `json:"quantity"`
 	}
-	if err := jsonBody(ctx, &in); err != nil {
-		s.failRoute(ctx, rq, err)
+	if err := handler.JSONBody(ctx, &in); err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
 	if in.Quantity == nil || *in.Quantity < 0 || *in.Quantity > store.MaxCartQuantity {
-		s.failRoute(ctx, rq, schema.Invalid("quantity", "quantity is required: 0 (removes the line) to %d", int64(store.MaxCartQuantity)))
+		s.Fail(ctx, rq, schema.Invalid("quantity", "quantity is required: 0 (removes the line) to %d", int64(store.MaxCartQuantity)))
 		return
 	}
 	q := *in.Quantity
@@ -541,40 +533,40 @@ func (s *Server) updateCartItem(ctx *fasthttp.RequestCtx, rq *request) {
 			return &schema.Error{Code: schema.CodeNotFound, Message: "cart item not found"}
 		}
 		if q > had {
-			if err := checkLine(ctx, tx, rq.info, id, q); err != nil {
+			if err := checkLine(ctx, tx, rq.Info, id, q); err != nil {
 				return err
 			}
 		}
-		return tx.SetCartItem(ctx, rq.info, c, id, q)
+		return tx.SetCartItem(ctx, rq.Info, c, id, q)
 	})
 }
 
-func (s *Server) deleteCartItem(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) deleteCartItem(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	id, err := cartItem(ctx)
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	s.mutateCart(ctx, rq, false, "", func(tx *store.Tx, c *store.Cart) error {
-		return tx.SetCartItem(ctx, rq.info, c, id, 0)
+		return tx.SetCartItem(ctx, rq.Info, c, id, 0)
 	})
 }
 
-func (s *Server) deleteCart(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) deleteCart(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	hash, err := cartSession(ctx)
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	var view schema.CartView
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		if err := tx.DeleteCart(ctx, rq.info, hash); err != nil {
+		if err := tx.DeleteCart(ctx, rq.Info, hash); err != nil {
 			return err
 		}
-		view, err = cartView(ctx, tx, rq.info, nil, "")
+		view, err = cartView(ctx, tx, rq.Info, nil, "")
 		return err
 	})
-	s.respond(ctx, rq, 200, err, view)
+	s.Respond(ctx, rq, 200, err, view)
 }
 
 type cartOptionsInput struct {
@@ -585,34 +577,34 @@ type cartOptionsInput struct {
 	GiftMessage    *string `json:"gift_message"`
 }
 
-func (s *Server) setCartOptions(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) setCartOptions(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	var in cartOptionsInput
-	if err := jsonBody(ctx, &in); err != nil {
-		s.failRoute(ctx, rq, err)
+	if err := handler.JSONBody(ctx, &in); err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
 	if in.Currency != nil {
 		*in.Currency = strings.ToUpper(*in.Currency)
-		if !rq.info.HasCurrency(*in.Currency) {
-			s.failRoute(ctx, rq, schema.Invalid("currency", "the store does not sell in %q", *in.Currency))
+		if !rq.Info.HasCurrency(*in.Currency) {
+			s.Fail(ctx, rq, schema.Invalid("currency", "the store does not sell in %q", *in.Currency))
 			return
 		}
 	}
 	if in.Notes != nil {
 		if err := schema.ValidateText("notes", *in.Notes, maxNotesLen, false); err != nil {
-			s.failRoute(ctx, rq, err)
+			s.Fail(ctx, rq, err)
 			return
 		}
 	}
 	if in.GiftMessage != nil {
 		if err := schema.ValidateText("gift_message", *in.GiftMessage, maxGiftMessageLen, false); err != nil {
-			s.failRoute(ctx, rq, err)
+			s.Fail(ctx, rq, err)
 			return
 		}
 	}
 	s.mutateCart(ctx, rq, true, "", func(tx *store.Tx, c *store.Cart) error {
 		if in.ShippingMethod != nil && *in.ShippingMethod != "" {
-			methods, err := tx.ShippingMethods(ctx, rq.info)
+			methods, err := tx.ShippingMethods(ctx, rq.Info)
 			if err != nil {
 				return err
 			}
@@ -637,23 +629,23 @@ type codeInput struct {
 	Code *string `json:"code"`
 }
 
-func (s *Server) addCoupon(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) addCoupon(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	var in codeInput
-	if err := jsonBody(ctx, &in); err != nil {
-		s.failRoute(ctx, rq, err)
+	if err := handler.JSONBody(ctx, &in); err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
 	if in.Code == nil {
-		s.failRoute(ctx, rq, schema.Invalid("code", "code is required"))
+		s.Fail(ctx, rq, schema.Invalid("code", "code is required"))
 		return
 	}
 	code, err := store.NormalizeCouponCode(*in.Code)
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
-	if err := s.throttled(ctx, rq, couponThrottle); err != nil {
-		s.failRoute(ctx, rq, err)
+	if err := couponThrottle.Spend(ctx, s.db, rq); err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
 	s.mutateCart(ctx, rq, true, "", func(tx *store.Tx, c *store.Cart) error {
@@ -665,7 +657,7 @@ func (s *Server) addCoupon(ctx *fasthttp.RequestCtx, rq *request) {
 		if len(c.Coupons) >= store.MaxCartCodes {
 			return &schema.Error{Code: schema.CodeConflict, Field: "code", Message: "a cart holds at most 5 coupons"}
 		}
-		cp, err := tx.Coupon(ctx, rq.info, code)
+		cp, err := tx.Coupon(ctx, rq.Info, code)
 		if err != nil {
 			return err
 		}
@@ -680,7 +672,7 @@ func (s *Server) addCoupon(ctx *fasthttp.RequestCtx, rq *request) {
 	})
 }
 
-func (s *Server) removeCoupon(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) removeCoupon(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	code, _ := store.NormalizeCouponCode(pipeline.Param(ctx, "code"))
 	s.mutateCart(ctx, rq, false, "", func(tx *store.Tx, c *store.Cart) error {
 		for i, have := range c.Coupons {
@@ -693,24 +685,24 @@ func (s *Server) removeCoupon(ctx *fasthttp.RequestCtx, rq *request) {
 	})
 }
 
-func (s *Server) addGiftCard(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) addGiftCard(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	var in codeInput
-	if err := jsonBody(ctx, &in); err != nil {
-		s.failRoute(ctx, rq, err)
+	if err := handler.JSONBody(ctx, &in); err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
 	if in.Code == nil {
-		s.failRoute(ctx, rq, schema.Invalid("code", "code is required"))
+		s.Fail(ctx, rq, schema.Invalid("code", "code is required"))
 		return
 	}
-	if err := s.throttled(ctx, rq, giftCardThrottle); err != nil {
-		s.failRoute(ctx, rq, err)
+	if err := giftCardThrottle.Spend(ctx, s.db, rq); err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
 	invalid := &schema.Error{Code: schema.CodeUnprocessable, Field: "code", Message: "gift card code is not valid"}
 	key, ok := store.GiftCardKey(*in.Code)
 	if !ok {
-		s.failRoute(ctx, rq, invalid)
+		s.Fail(ctx, rq, invalid)
 		return
 	}
 	s.mutateCart(ctx, rq, true, "", func(tx *store.Tx, c *store.Cart) error {
@@ -722,7 +714,7 @@ func (s *Server) addGiftCard(ctx *fasthttp.RequestCtx, rq *request) {
 		if len(c.GiftCards) >= store.MaxCartCodes {
 			return &schema.Error{Code: schema.CodeConflict, Field: "code", Message: "a cart holds at most 5 gift cards"}
 		}
-		g, err := tx.GiftCard(ctx, rq.info, key)
+		g, err := tx.GiftCard(ctx, rq.Info, key)
 		if err != nil {
 			return err
 		}
@@ -737,11 +729,11 @@ func (s *Server) addGiftCard(ctx *fasthttp.RequestCtx, rq *request) {
 	})
 }
 
-func (s *Server) removeGiftCard(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) removeGiftCard(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	last4 := strings.ToUpper(pipeline.Param(ctx, "last4"))
 	s.mutateCart(ctx, rq, false, "", func(tx *store.Tx, c *store.Cart) error {
 		for i, key := range c.GiftCards {
-			g, err := tx.GiftCard(ctx, rq.info, key)
+			g, err := tx.GiftCard(ctx, rq.Info, key)
 			if err != nil {
 				return err
 			}

@@ -7,6 +7,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"vitrine/edge/pipeline"
+	"vitrine/origin/handler"
 	"vitrine/origin/store"
 	"vitrine/schema"
 )
@@ -103,25 +104,23 @@ func (s *Server) catalogHandlers() {
 	s.bind("admin.currencies.delete", s.deleteCurrency)
 }
 
-func (s *Server) listProducts(ctx *fasthttp.RequestCtx, rq *request) {
-	args, err := schema.ParseArgs(rq.route, func(n string) (string, bool) {
-		return string(ctx.QueryArgs().Peek(n)), ctx.QueryArgs().Has(n)
-	})
+func (s *Server) listProducts(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	args, err := schema.ParseArgs(rq.Route, handler.Query(ctx))
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	page, perPage := int(args.Int("page")), int(args.Int("per_page"))
 	var out schema.Page[AdminProduct]
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		ps, total, err := tx.ListProducts(ctx, rq.info, args.Str("status"), (page-1)*perPage, perPage)
+		ps, total, err := tx.ListProducts(ctx, rq.Info, args.Str("status"), (page-1)*perPage, perPage)
 		if err != nil {
 			return err
 		}
 		out = schema.Page[AdminProduct]{Data: make([]AdminProduct, 0, len(ps)), Page: page, PerPage: perPage, Total: total,
 			TotalPages: (total + perPage - 1) / perPage}
 		for _, p := range ps {
-			vs, err := tx.Variants(ctx, rq.info, p.ID)
+			vs, err := tx.Variants(ctx, rq.Info, p.ID)
 			if err != nil {
 				return err
 			}
@@ -140,19 +139,19 @@ func nonNil[T any](s []T) []T {
 }
 
 // answer writes a read-only admin answer or its error.
-func (s *Server) answer(ctx *fasthttp.RequestCtx, rq *request, err error, v any) {
+func (s *Server) answer(ctx *fasthttp.RequestCtx, rq *handler.Request, err error, v any) {
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
-	s.replicaVersion(ctx, rq.tenant)
-	pipeline.WriteJSON(ctx, rq.iface, 200, v)
-	s.http.Count(pipeline.RouteIndex(rq.route), 200)
+	s.replicaVersion(ctx, rq.Tenant)
+	pipeline.WriteJSON(ctx, rq.Iface, 200, v)
+	s.http.Count(pipeline.RouteIndex(rq.Route), 200)
 }
 
 // write runs fn as one replicated write and answers with status and the value fn left in out.
-func (s *Server) write(ctx *fasthttp.RequestCtx, rq *request, status int, fn func(tx *store.Tx) (any, error)) {
+func (s *Server) write(ctx *fasthttp.RequestCtx, rq *handler.Request, status int, fn func(tx *store.Tx) (any, error)) {
 	var out any
 	commits, err := s.db.WriteTx(ctx, func(tx *store.Tx) error {
 		var err error
@@ -160,37 +159,37 @@ func (s *Server) write(ctx *fasthttp.RequestCtx, rq *request, status int, fn fun
 		return err
 	})
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
-	s.written(ctx, rq, commits, status, out)
+	s.Written(ctx, rq, commits, status, out)
 }
 
-func (s *Server) createProduct(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) createProduct(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	var in productInput
-	if err := jsonBody(ctx, &in); err != nil {
-		s.failRoute(ctx, rq, err)
+	if err := handler.JSONBody(ctx, &in); err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
 	if in.Title == nil {
-		s.failRoute(ctx, rq, schema.Invalid("title", "title is required"))
+		s.Fail(ctx, rq, schema.Invalid("title", "title is required"))
 		return
 	}
 	if in.Prices == nil {
-		s.failRoute(ctx, rq, schema.Invalid("prices", "prices is required"))
+		s.Fail(ctx, rq, schema.Invalid("prices", "prices is required"))
 		return
 	}
 	s.write(ctx, rq, fasthttp.StatusCreated, func(tx *store.Tx) (any, error) {
 		p := &schema.Product{Status: schema.ProductDraft}
 		in.apply(p)
 		if in.Slug == nil {
-			slug, err := s.freeSlug(ctx, tx, rq.info, schema.Slugify(p.Title))
+			slug, err := s.freeSlug(ctx, tx, rq.Info, schema.Slugify(p.Title))
 			if err != nil {
 				return nil, err
 			}
 			p.Slug = slug
 		}
-		if err := tx.CreateProduct(ctx, rq.info, p); err != nil {
+		if err := tx.CreateProduct(ctx, rq.Info, p); err != nil {
 			return nil, err
 		}
 		variants := []variantInput{{}}
@@ -207,7 +206,7 @@ func (s *Server) createProduct(ctx *fasthttp.RequestCtx, rq *request) {
 			if v.SKU == "" && vin.SKU == nil {
 				v.SKU = defaultSKU(p.Slug, i, len(variants))
 			}
-			if err := tx.CreateVariant(ctx, rq.info, v); err != nil {
+			if err := tx.CreateVariant(ctx, rq.Info, v); err != nil {
 				return nil, prefixField(err, "variants["+strconv.Itoa(i)+"]")
 			}
 			out.Variants = append(out.Variants, v)
@@ -253,16 +252,16 @@ func prefixField(err error, prefix string) error {
 	return err
 }
 
-func (s *Server) getProduct(ctx *fasthttp.RequestCtx, rq *request) {
-	id, err := pathID(ctx, "product")
+func (s *Server) getProduct(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	id, err := handler.PathID(ctx, "product")
 	var out AdminProduct
 	if err == nil {
 		err = s.db.Tx(ctx, func(tx *store.Tx) error {
-			p, err := tx.Product(ctx, rq.info, schema.ProductID(id))
+			p, err := tx.Product(ctx, rq.Info, schema.ProductID(id))
 			if err != nil {
 				return err
 			}
-			vs, err := tx.Variants(ctx, rq.info, p.ID)
+			vs, err := tx.Variants(ctx, rq.Info, p.ID)
 			out = AdminProduct{p, nonNil(vs)}
 			return err
 		})
@@ -270,50 +269,50 @@ func (s *Server) getProduct(ctx *fasthttp.RequestCtx, rq *request) {
 	s.answer(ctx, rq, err, out)
 }
 
-func (s *Server) updateProduct(ctx *fasthttp.RequestCtx, rq *request) {
-	id, err := pathID(ctx, "product")
+func (s *Server) updateProduct(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	id, err := handler.PathID(ctx, "product")
 	var in productInput
 	if err == nil {
-		err = jsonBody(ctx, &in)
+		err = handler.JSONBody(ctx, &in)
 	}
 	if err == nil && in.Variants != nil {
 		err = schema.Invalid("variants", "variants are changed through /api/admin/variants/{id}")
 	}
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	s.write(ctx, rq, 200, func(tx *store.Tx) (any, error) {
-		old, err := tx.Product(ctx, rq.info, schema.ProductID(id))
+		old, err := tx.Product(ctx, rq.Info, schema.ProductID(id))
 		if err != nil {
 			return nil, err
 		}
 		p := *old
 		in.apply(&p)
-		if err := tx.UpdateProduct(ctx, rq.info, old, &p); err != nil {
+		if err := tx.UpdateProduct(ctx, rq.Info, old, &p); err != nil {
 			return nil, err
 		}
-		vs, err := tx.Variants(ctx, rq.info, p.ID)
+		vs, err := tx.Variants(ctx, rq.Info, p.ID)
 		return AdminProduct{&p, nonNil(vs)}, err
 	})
 }
 
-func (s *Server) deleteProduct(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) deleteProduct(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	s.remove(ctx, rq, "product", func(tx *store.Tx, id int64) error {
-		_, err := tx.DeleteProduct(ctx, rq.info, schema.ProductID(id))
+		_, err := tx.DeleteProduct(ctx, rq.Info, schema.ProductID(id))
 		return err
 	})
 }
 
-func (s *Server) listVariants(ctx *fasthttp.RequestCtx, rq *request) {
-	id, err := pathID(ctx, "product")
+func (s *Server) listVariants(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	id, err := handler.PathID(ctx, "product")
 	var out schema.List[*store.StockedVariant]
 	if err == nil {
 		err = s.db.Tx(ctx, func(tx *store.Tx) error {
-			if _, err := tx.Product(ctx, rq.info, schema.ProductID(id)); err != nil {
+			if _, err := tx.Product(ctx, rq.Info, schema.ProductID(id)); err != nil {
 				return err
 			}
-			vs, err := tx.Variants(ctx, rq.info, schema.ProductID(id))
+			vs, err := tx.Variants(ctx, rq.Info, schema.ProductID(id))
 			out.Data = nonNil(vs)
 			return err
 		})
@@ -321,47 +320,47 @@ func (s *Server) listVariants(ctx *fasthttp.RequestCtx, rq *request) {
 	s.answer(ctx, rq, err, out)
 }
 
-func (s *Server) createVariant(ctx *fasthttp.RequestCtx, rq *request) {
-	id, err := pathID(ctx, "product")
+func (s *Server) createVariant(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	id, err := handler.PathID(ctx, "product")
 	var in variantInput
 	if err == nil {
-		err = jsonBody(ctx, &in)
+		err = handler.JSONBody(ctx, &in)
 	}
 	if err == nil && in.SKU == nil {
 		err = schema.Invalid("sku", "sku is required")
 	}
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	s.write(ctx, rq, fasthttp.StatusCreated, func(tx *store.Tx) (any, error) {
 		v := &store.StockedVariant{Variant: schema.Variant{ProductID: schema.ProductID(id)}}
 		in.apply(v)
-		return v, tx.CreateVariant(ctx, rq.info, v)
+		return v, tx.CreateVariant(ctx, rq.Info, v)
 	})
 }
 
-func (s *Server) getVariant(ctx *fasthttp.RequestCtx, rq *request) {
-	id, err := pathID(ctx, "variant")
+func (s *Server) getVariant(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	id, err := handler.PathID(ctx, "variant")
 	var out *store.StockedVariant
 	if err == nil {
 		err = s.db.Tx(ctx, func(tx *store.Tx) error {
 			var err error
-			out, err = tx.Variant(ctx, rq.info, schema.VariantID(id))
+			out, err = tx.Variant(ctx, rq.Info, schema.VariantID(id))
 			return err
 		})
 	}
 	s.answer(ctx, rq, err, out)
 }
 
-func (s *Server) createCategory(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) createCategory(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	var in categoryInput
-	if err := jsonBody(ctx, &in); err != nil {
-		s.failRoute(ctx, rq, err)
+	if err := handler.JSONBody(ctx, &in); err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
 	if in.Name == nil {
-		s.failRoute(ctx, rq, schema.Invalid("name", "name is required"))
+		s.Fail(ctx, rq, schema.Invalid("name", "name is required"))
 		return
 	}
 	s.write(ctx, rq, fasthttp.StatusCreated, func(tx *store.Tx) (any, error) {
@@ -370,7 +369,7 @@ func (s *Server) createCategory(ctx *fasthttp.RequestCtx, rq *request) {
 		if in.Slug == nil {
 			c.Slug = schema.Slugify(c.Name)
 		}
-		return c, tx.CreateCategory(ctx, rq.info, c)
+		return c, tx.CreateCategory(ctx, rq.Info, c)
 	})
 }
 
@@ -390,20 +389,20 @@ func (in *currencyInput) apply(c *schema.Currency) {
 	set(&c.Rate, in.Rate)
 }
 
-func (s *Server) createCurrency(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) createCurrency(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	var in currencyInput
-	err := jsonBody(ctx, &in)
+	err := handler.JSONBody(ctx, &in)
 	if err == nil && (in.Code == nil || in.Name == nil || in.Exponent == nil || in.Rate == nil) {
 		err = schema.Invalid("code", "code, name, exponent and rate are required")
 	}
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	s.write(ctx, rq, fasthttp.StatusCreated, func(tx *store.Tx) (any, error) {
 		c := &schema.Currency{}
 		in.apply(c)
-		return c, tx.CreateCurrency(ctx, rq.info, c)
+		return c, tx.CreateCurrency(ctx, rq.Info, c)
 	})
 }
 
@@ -414,14 +413,14 @@ type patchBody[T any] interface {
 
 // update answers a partial update: the body is decoded first, then, in one write transaction,
 // the entity is loaded, the body applied to a copy, and the copy saved over the original.
-func update[T any, In patchBody[T]](s *Server, ctx *fasthttp.RequestCtx, rq *request, in In, check func() error,
+func update[T any, In patchBody[T]](s *Server, ctx *fasthttp.RequestCtx, rq *handler.Request, in In, check func() error,
 	load func(tx *store.Tx) (*T, error), save func(tx *store.Tx, old, next *T) error) {
-	err := jsonBody(ctx, in)
+	err := handler.JSONBody(ctx, in)
 	if err == nil && check != nil {
 		err = check()
 	}
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	s.write(ctx, rq, 200, func(tx *store.Tx) (any, error) {
@@ -436,10 +435,10 @@ func update[T any, In patchBody[T]](s *Server, ctx *fasthttp.RequestCtx, rq *req
 }
 
 // remove answers a delete by integer id.
-func (s *Server) remove(ctx *fasthttp.RequestCtx, rq *request, what string, del func(tx *store.Tx, id int64) error) {
-	id, err := pathID(ctx, what)
+func (s *Server) remove(ctx *fasthttp.RequestCtx, rq *handler.Request, what string, del func(tx *store.Tx, id int64) error) {
+	id, err := handler.PathID(ctx, what)
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	s.write(ctx, rq, 200, func(tx *store.Tx) (any, error) {
@@ -447,35 +446,35 @@ func (s *Server) remove(ctx *fasthttp.RequestCtx, rq *request, what string, del 
 	})
 }
 
-func (s *Server) updateVariant(ctx *fasthttp.RequestCtx, rq *request) {
-	id, err := pathID(ctx, "variant")
+func (s *Server) updateVariant(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	id, err := handler.PathID(ctx, "variant")
 	update(s, ctx, rq, &variantInput{}, func() error { return err },
 		func(tx *store.Tx) (*store.StockedVariant, error) {
-			return tx.Variant(ctx, rq.info, schema.VariantID(id))
+			return tx.Variant(ctx, rq.Info, schema.VariantID(id))
 		},
 		func(tx *store.Tx, old, next *store.StockedVariant) error {
-			return tx.UpdateVariant(ctx, rq.info, old, next)
+			return tx.UpdateVariant(ctx, rq.Info, old, next)
 		})
 }
 
-func (s *Server) deleteVariant(ctx *fasthttp.RequestCtx, rq *request) {
-	s.remove(ctx, rq, "variant", func(tx *store.Tx, id int64) error { return tx.DeleteVariant(ctx, rq.info, schema.VariantID(id)) })
+func (s *Server) deleteVariant(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	s.remove(ctx, rq, "variant", func(tx *store.Tx, id int64) error { return tx.DeleteVariant(ctx, rq.Info, schema.VariantID(id)) })
 }
 
-func (s *Server) updateCategory(ctx *fasthttp.RequestCtx, rq *request) {
-	id, err := pathID(ctx, "category")
+func (s *Server) updateCategory(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	id, err := handler.PathID(ctx, "category")
 	update(s, ctx, rq, &categoryInput{}, func() error { return err },
-		func(tx *store.Tx) (*schema.Category, error) { return tx.Category(ctx, rq.info, schema.CategoryID(id)) },
+		func(tx *store.Tx) (*schema.Category, error) { return tx.Category(ctx, rq.Info, schema.CategoryID(id)) },
 		func(tx *store.Tx, old, next *schema.Category) error {
-			return tx.UpdateCategory(ctx, rq.info, old, next)
+			return tx.UpdateCategory(ctx, rq.Info, old, next)
 		})
 }
 
-func (s *Server) deleteCategory(ctx *fasthttp.RequestCtx, rq *request) {
-	s.remove(ctx, rq, "category", func(tx *store.Tx, id int64) error { return tx.DeleteCategory(ctx, rq.info, schema.CategoryID(id)) })
+func (s *Server) deleteCategory(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	s.remove(ctx, rq, "category", func(tx *store.Tx, id int64) error { return tx.DeleteCategory(ctx, rq.Info, schema.CategoryID(id)) })
 }
 
-func (s *Server) updateCurrency(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) updateCurrency(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	code := pipeline.Param(ctx, "code")
 	in := &currencyInput{}
 	update(s, ctx, rq, in, func() error {
@@ -484,15 +483,15 @@ func (s *Server) updateCurrency(ctx *fasthttp.RequestCtx, rq *request) {
 		}
 		return nil
 	},
-		func(tx *store.Tx) (*schema.Currency, error) { return tx.Currency(ctx, rq.info, code) },
+		func(tx *store.Tx) (*schema.Currency, error) { return tx.Currency(ctx, rq.Info, code) },
 		func(tx *store.Tx, old, next *schema.Currency) error {
-			return tx.UpdateCurrency(ctx, rq.info, old, next)
+			return tx.UpdateCurrency(ctx, rq.Info, old, next)
 		})
 }
 
-func (s *Server) deleteCurrency(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) deleteCurrency(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	code := pipeline.Param(ctx, "code")
 	s.write(ctx, rq, 200, func(tx *store.Tx) (any, error) {
-		return map[string]any{"deleted": true, "code": code}, tx.DeleteCurrency(ctx, rq.info, code)
+		return map[string]any{"deleted": true, "code": code}, tx.DeleteCurrency(ctx, rq.Info, code)
 	})
 }

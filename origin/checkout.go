@@ -12,6 +12,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"vitrine/edge/pipeline"
+	"vitrine/origin/handler"
 	"vitrine/origin/payment"
 	"vitrine/origin/store"
 	"vitrine/schema"
@@ -46,24 +47,24 @@ type checkoutOutcome struct {
 
 // checkout handles POST /api/checkout: reserve in one transaction, authorize the payment outside
 // any transaction, then commit or compensate in another. See package payment.
-func (s *Server) checkout(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) checkout(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	hash, err := cartSession(ctx)
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	var in checkoutInput
-	if err := jsonBody(ctx, &in); err != nil {
-		s.failRoute(ctx, rq, err)
+	if err := handler.JSONBody(ctx, &in); err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
-	customer, err := s.customer(ctx, rq)
+	customer, err := s.customers.Customer(ctx, rq)
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	if err := validateCheckout(&in, customer); err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	key := string(ctx.Request.Header.Peek("Idempotency-Key"))
@@ -71,7 +72,7 @@ func (s *Server) checkout(ctx *fasthttp.RequestCtx, rq *request) {
 	resume := ""
 	if key != "" {
 		if err := store.ValidateIdempotencyKey(key); err != nil {
-			s.failRoute(ctx, rq, err)
+			s.Fail(ctx, rq, err)
 			return
 		}
 		h := sha256.New()
@@ -79,9 +80,9 @@ func (s *Server) checkout(ctx *fasthttp.RequestCtx, rq *request) {
 		if customer != nil {
 			h.Write([]byte("\x00customer:" + strconv.FormatInt(customer.ID, 10)))
 		}
-		state, rec, err := s.db.BeginIdempotent(ctx, rq.info, scope, key, h.Sum(nil), s.cfg.CheckoutLease)
+		state, rec, err := s.db.BeginIdempotent(ctx, rq.Info, scope, key, h.Sum(nil), s.cfg.CheckoutLease)
 		if err != nil {
-			s.failRoute(ctx, rq, err)
+			s.Fail(ctx, rq, err)
 			return
 		}
 		switch state {
@@ -91,14 +92,14 @@ func (s *Server) checkout(ctx *fasthttp.RequestCtx, rq *request) {
 			ctx.Response.Header.SetContentTypeBytes(pipeline.ContentTypeCommerce)
 			ctx.SetStatusCode(rec.Status)
 			ctx.SetBody(rec.Body)
-			s.http.Count(pipeline.RouteIndex(rq.route), rec.Status)
+			s.http.Count(pipeline.RouteIndex(rq.Route), rec.Status)
 			return
 		case store.IdempotencyRunning:
-			s.failRoute(ctx, rq, &schema.Error{Code: schema.CodeConflict, RetryAfter: 1,
+			s.Fail(ctx, rq, &schema.Error{Code: schema.CodeConflict, RetryAfter: 1,
 				Message: "a request with this Idempotency-Key is still in progress; retry shortly"})
 			return
 		case store.IdempotencyMismatch:
-			s.failRoute(ctx, rq, &schema.Error{Code: schema.CodeUnprocessable, Field: "Idempotency-Key",
+			s.Fail(ctx, rq, &schema.Error{Code: schema.CodeUnprocessable, Field: "Idempotency-Key",
 				Message: "this Idempotency-Key was already used with a different request; use a new key for a new checkout"})
 			return
 		case store.IdempotencyTakeover:
@@ -120,13 +121,13 @@ func (s *Server) checkout(ctx *fasthttp.RequestCtx, rq *request) {
 		case out.record:
 			body, err := schema.MarshalJSON(out.body)
 			if err == nil {
-				err = s.db.FinishIdempotent(bg, rq.info, scope, key, out.status, body)
+				err = s.db.FinishIdempotent(bg, rq.Info, scope, key, out.status, body)
 			}
 			if err != nil {
 				s.log.Warn("idempotency: recording an outcome failed", "err", err)
 			}
 		case !out.keep:
-			if err := s.db.ReleaseIdempotent(bg, rq.info, scope, key); err != nil {
+			if err := s.db.ReleaseIdempotent(bg, rq.Info, scope, key); err != nil {
 				s.log.Warn("idempotency: releasing a key failed", "err", err)
 			}
 		}
@@ -135,10 +136,10 @@ func (s *Server) checkout(ctx *fasthttp.RequestCtx, rq *request) {
 	// version, so the shopper can read the product with that floor (read-your-writes).
 	s.announceWrites(ctx, rq)
 	if out.err != nil {
-		s.failRoute(ctx, rq, out.err)
+		s.Fail(ctx, rq, out.err)
 		return
 	}
-	s.reply(ctx, rq, out.status, out.body)
+	s.Reply(ctx, rq, out.status, out.body)
 }
 
 func validateCheckout(in *checkoutInput, customer *store.Customer) error {
@@ -170,12 +171,12 @@ func validateCheckout(in *checkoutInput, customer *store.Customer) error {
 }
 
 // runCheckout reserves (or resumes the order named by resume), authorizes and settles.
-func (s *Server) runCheckout(ctx context.Context, rq *request, hash []byte, in *checkoutInput, customer *store.Customer, scope, key, resume string) checkoutOutcome {
+func (s *Server) runCheckout(ctx context.Context, rq *handler.Request, hash []byte, in *checkoutInput, customer *store.Customer, scope, key, resume string) checkoutOutcome {
 	var o *store.Order
 	if resume != "" {
 		err := s.db.Tx(ctx, func(tx *store.Tx) error {
 			var err error
-			o, err = tx.LockOrder(ctx, rq.info, resume)
+			o, err = tx.LockOrder(ctx, rq.Info, resume)
 			return err
 		})
 		if err != nil {
@@ -203,12 +204,12 @@ func (s *Server) runCheckout(ctx context.Context, rq *request, hash []byte, in *
 		if in.PaymentToken != nil {
 			token = *in.PaymentToken
 		}
-		res, err := s.cfg.Payments.Authorize(ctx, payment.Request{TenantID: rq.info.ID, Key: o.ID, Amount: o.Due, Currency: o.Currency,
+		res, err := s.cfg.Payments.Authorize(ctx, payment.Request{TenantID: rq.Info.ID, Key: o.ID, Amount: o.Due, Currency: o.Currency,
 			Token: token, Email: o.Email})
 		if err != nil {
 			// The outcome is unknown: void whatever may have been authorized, then release.
 			s.log.Warn("checkout: payment provider failed", "err", err, "order", o.ID)
-			if verr := s.cfg.Payments.Void(context.WithoutCancel(ctx), rq.info.ID, o.ID); verr != nil {
+			if verr := s.cfg.Payments.Void(context.WithoutCancel(ctx), rq.Info.ID, o.ID); verr != nil {
 				// Leave the order pending: the sweeper voids and releases it later.
 				return checkoutOutcome{err: providerDown, keep: true}
 			}
@@ -241,8 +242,8 @@ var providerDown = &schema.Error{Code: schema.CodeUnavailable, RetryAfter: 2,
 // reserve prices the cart and, in one transaction, takes stock, redeems coupons, debits gift
 // cards and inserts the order as pending_payment. The transaction may be retried: it calls
 // nothing outside the database.
-func (s *Server) reserve(ctx context.Context, rq *request, hash []byte, in *checkoutInput, customer *store.Customer, scope, key string) (*store.Order, error) {
-	t := rq.info
+func (s *Server) reserve(ctx context.Context, rq *handler.Request, hash []byte, in *checkoutInput, customer *store.Customer, scope, key string) (*store.Order, error) {
+	t := rq.Info
 	var o *store.Order
 	commits, err := s.db.WriteTx(ctx, func(tx *store.Tx) error {
 		o = nil
@@ -337,7 +338,7 @@ func (s *Server) reserve(ctx context.Context, rq *request, hash []byte, in *chec
 	if err != nil {
 		return nil, err
 	}
-	rq.commits = append(rq.commits, commits...)
+	rq.Commits = append(rq.Commits, commits...)
 	return o, nil
 }
 
@@ -358,8 +359,8 @@ func orderView(pc *pricedCart, o *store.Order, in *checkoutInput, t *schema.Tena
 // settle moves a pending order to paid (with its payment reference), or to payment_failed or
 // cancelled (releasing its reservation). An order that is no longer pending (the sweeper got
 // there first) is left as it is, and o reflects it.
-func (s *Server) settle(ctx context.Context, rq *request, o *store.Order, status, paymentRef string) error {
-	t := rq.info
+func (s *Server) settle(ctx context.Context, rq *handler.Request, o *store.Order, status, paymentRef string) error {
+	t := rq.Info
 	var settled *store.Order
 	commits, err := s.db.LockedWriteTx(ctx, func(tx *store.Tx) error {
 		cur, err := tx.LockOrder(ctx, t, o.ID)
@@ -397,7 +398,7 @@ func (s *Server) settle(ctx context.Context, rq *request, o *store.Order, status
 			s.log.Warn("checkout: deleting the checked-out cart failed", "err", err, "order", settled.ID)
 		}
 	}
-	rq.commits = append(rq.commits, commits...)
+	rq.Commits = append(rq.Commits, commits...)
 	*o = *settled
 	return nil
 }
@@ -426,7 +427,7 @@ func (s *Server) SweepPendingOrders(ctx context.Context, age time.Duration) (int
 			continue
 		}
 		o := &store.Order{ID: p.OrderID}
-		if err := s.settle(ctx, &request{info: info}, o, schema.OrderCancelled, ""); err != nil {
+		if err := s.settle(ctx, &handler.Request{Info: info}, o, schema.OrderCancelled, ""); err != nil {
 			s.log.Warn("sweeper: release failed; will retry", "order", p.OrderID, "err", err)
 			continue
 		}

@@ -10,47 +10,48 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"vitrine/edge/pipeline"
+	"vitrine/origin/handler"
 	"vitrine/origin/store"
 	"vitrine/schema"
 )
 
 // postInput is the writable fields of a CMS post. Text fields take a string or {"raw": …}.
 type postInput struct {
-	ID            *Int               `json:"id"`
+	ID            *handler.Int       `json:"id"`
 	Date          *string            `json:"date"`
 	DateGMT       *string            `json:"date_gmt"`
 	Slug          *string            `json:"slug"`
 	Status        *string            `json:"status"`
 	Password      *string            `json:"password"`
-	Title         *Text              `json:"title"`
-	Content       *Text              `json:"content"`
-	Excerpt       *Text              `json:"excerpt"`
-	Author        *Int               `json:"author"`
-	FeaturedMedia *Int               `json:"featured_media"`
+	Title         *handler.Text      `json:"title"`
+	Content       *handler.Text      `json:"content"`
+	Excerpt       *handler.Text      `json:"excerpt"`
+	Author        *handler.Int       `json:"author"`
+	FeaturedMedia *handler.Int       `json:"featured_media"`
 	CommentStatus *string            `json:"comment_status"`
 	PingStatus    *string            `json:"ping_status"`
 	Format        *string            `json:"format"`
 	Meta          *map[string]string `json:"meta"`
 	Sticky        *bool              `json:"sticky"`
 	Template      *string            `json:"template"`
-	Categories    *[]Int             `json:"categories"`
-	Tags          *[]Int             `json:"tags"`
+	Categories    *[]handler.Int     `json:"categories"`
+	Tags          *[]handler.Int     `json:"tags"`
 	// Pages and menu items.
-	Parent    *Int `json:"parent"`
-	MenuOrder *Int `json:"menu_order"`
+	Parent    *handler.Int `json:"parent"`
+	MenuOrder *handler.Int `json:"menu_order"`
 	// Blocks.
-	PatternCategories *[]Int `json:"cms_pattern_category"`
+	PatternCategories *[]handler.Int `json:"cms_pattern_category"`
 	// Menu items (type is the menu item's link type, not the post type).
-	ItemType    *string   `json:"type"`
-	URL         *string   `json:"url"`
-	AttrTitle   *string   `json:"attr_title"`
-	Description *string   `json:"description"`
-	Target      *string   `json:"target"`
-	Classes     *[]string `json:"classes"`
-	XFN         *[]string `json:"xfn"`
-	Object      *string   `json:"object"`
-	ObjectID    *Int      `json:"object_id"`
-	Menus       *Int      `json:"menus"`
+	ItemType    *string      `json:"type"`
+	URL         *string      `json:"url"`
+	AttrTitle   *string      `json:"attr_title"`
+	Description *string      `json:"description"`
+	Target      *string      `json:"target"`
+	Classes     *[]string    `json:"classes"`
+	XFN         *[]string    `json:"xfn"`
+	Object      *string      `json:"object"`
+	ObjectID    *handler.Int `json:"object_id"`
+	Menus       *handler.Int `json:"menus"`
 }
 
 // cmsHandlers registers the writes of every post type (schema.PostTypes), and the reads of the
@@ -63,7 +64,7 @@ func (s *Server) cmsHandlers() {
 		s.bind(n+".update", s.updatePost)
 		s.bind(n+".delete", s.deletePost)
 		if !t.PublicRead {
-			read := func(ctx *fasthttp.RequestCtx, rq *request) { s.read(ctx, rq.route) }
+			read := func(ctx *fasthttp.RequestCtx, rq *handler.Request) { s.read(ctx, rq.Route) }
 			s.bind(n+".list", read)
 			s.bind(n+".get", read)
 		}
@@ -72,8 +73,8 @@ func (s *Server) cmsHandlers() {
 }
 
 // postType returns the post type of the request's route.
-func postType(rq *request) *schema.PostType {
-	if t := schema.PostTypeOfRoute(rq.route); t != nil {
+func postType(rq *handler.Request) *schema.PostType {
+	if t := schema.PostTypeOfRoute(rq.Route); t != nil {
 		return t
 	}
 	return schema.PostTypes[0]
@@ -162,28 +163,20 @@ func parseCMSDate(s string, loc *time.Location) (time.Time, bool, error) {
 	return t, true, nil
 }
 
-func (rq *request) location() *time.Location {
-	loc, err := time.LoadLocation(rq.info.Timezone)
-	if err != nil {
-		return time.UTC
-	}
-	return loc
-}
-
 // cannot builds WordPress's 401-or-403 permission error.
-func cannot(rq *request, code, msg string) *schema.Error {
+func cannot(rq *handler.Request, code, msg string) *schema.Error {
 	status := 401
-	if rq.user != nil {
+	if rq.User != nil {
 		status = 403
 	}
 	return &schema.Error{Code: schema.CodeForbidden, CMSCode: code, Message: msg, Status: status}
 }
 
-func can(rq *request, c schema.Capability) bool { return rq.user != nil && rq.user.Role.Can(c) }
+func can(rq *handler.Request, c schema.Capability) bool { return rq.User != nil && rq.User.Role.Can(c) }
 
 // applyPost applies the input to p (a new post or a copy of the stored one), with WordPress's
 // status and date rules, at the transaction's clock.
-func applyPost(rq *request, now time.Time, in *postInput, p *schema.Post, old *schema.Post) {
+func applyPost(rq *handler.Request, now time.Time, in *postInput, p *schema.Post, old *schema.Post) {
 	if in.Title != nil {
 		p.Title = in.Title.Raw
 	}
@@ -250,7 +243,7 @@ func applyPost(rq *request, now time.Time, in *postInput, p *schema.Post, old *s
 	// Dates: date (site time, or with a zone) wins over date_gmt.
 	switch {
 	case in.Date != nil:
-		t, _, _ := parseCMSDate(*in.Date, rq.location())
+		t, _, _ := parseCMSDate(*in.Date, rq.Location())
 		p.DateGMT, p.DateFloating = t.UTC(), false
 	case in.DateGMT != nil:
 		t, zoned, _ := parseCMSDate(*in.DateGMT, time.UTC)
@@ -282,7 +275,7 @@ func applyPost(rq *request, now time.Time, in *postInput, p *schema.Post, old *s
 	p.ModifiedGMT = now
 }
 
-func termIDs(ids []Int) []schema.TermID {
+func termIDs(ids []handler.Int) []schema.TermID {
 	out := make([]schema.TermID, len(ids))
 	for i, id := range ids {
 		out[i] = schema.TermID(id)
@@ -291,13 +284,13 @@ func termIDs(ids []Int) []schema.TermID {
 }
 
 // checkPostPermissions applies WordPress's capability rules to a post about to be written.
-func checkPostPermissions(rq *request, p, old *schema.Post, creating bool) error {
+func checkPostPermissions(rq *handler.Request, p, old *schema.Post, creating bool) error {
 	caps := postType(rq).Caps
 	verb := "create"
 	if !creating {
 		verb = "update"
 	}
-	if p.Author != rq.user.ID && !can(rq, caps.EditOthers) {
+	if p.Author != rq.User.ID && !can(rq, caps.EditOthers) {
 		return cannot(rq, "rest_cannot_edit_others", "Sorry, you are not allowed to "+verb+" posts as this user.")
 	}
 	publishing := p.Status == schema.StatusPublish || p.Status == schema.StatusFuture || p.Status == schema.StatusPrivate
@@ -311,12 +304,12 @@ func checkPostPermissions(rq *request, p, old *schema.Post, creating bool) error
 }
 
 // canEditPost is WordPress's edit_post meta capability for an existing post.
-func canEditPost(rq *request, p *schema.Post) bool {
+func canEditPost(rq *handler.Request, p *schema.Post) bool {
 	caps := postType(rq).Caps
 	if !can(rq, caps.Edit) {
 		return false
 	}
-	if p.Author != rq.user.ID && !can(rq, caps.EditOthers) {
+	if p.Author != rq.User.ID && !can(rq, caps.EditOthers) {
 		return false
 	}
 	if p.Status == schema.StatusPublish && !can(rq, caps.EditPublished) {
@@ -328,12 +321,12 @@ func canEditPost(rq *request, p *schema.Post) bool {
 	return true
 }
 
-func canDeletePost(rq *request, p *schema.Post) bool {
+func canDeletePost(rq *handler.Request, p *schema.Post) bool {
 	caps := postType(rq).Caps
 	if !can(rq, caps.Delete) {
 		return false
 	}
-	if p.Author != rq.user.ID && !can(rq, caps.DeleteOthers) {
+	if p.Author != rq.User.ID && !can(rq, caps.DeleteOthers) {
 		return false
 	}
 	if p.Status == schema.StatusPublish && !can(rq, caps.DeletePublished) {
@@ -346,8 +339,8 @@ func canDeletePost(rq *request, p *schema.Post) bool {
 }
 
 // finishPost checks what the stored post must satisfy: a known author, content, slug rules.
-func finishPost(ctx context.Context, rq *request, tx *store.Tx, p *schema.Post, old *schema.Post) error {
-	if _, err := tx.User(ctx, rq.info, p.Author); err != nil {
+func finishPost(ctx context.Context, rq *handler.Request, tx *store.Tx, p *schema.Post, old *schema.Post) error {
+	if _, err := tx.User(ctx, rq.Info, p.Author); err != nil {
 		if schema.ErrorCode(err) == schema.CodeNotFound {
 			return &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_invalid_author", Field: "author", Message: "Invalid author ID."}
 		}
@@ -369,7 +362,7 @@ func finishPost(ctx context.Context, rq *request, tx *store.Tx, p *schema.Post, 
 		}
 	}
 	if p.Slug != "" && (old == nil || old.Slug != p.Slug) {
-		slug, err := tx.UniquePostSlug(ctx, rq.info, p.Type, p.Slug, p.ID)
+		slug, err := tx.UniquePostSlug(ctx, rq.Info, p.Type, p.Slug, p.ID)
 		if err != nil {
 			return err
 		}
@@ -378,15 +371,15 @@ func finishPost(ctx context.Context, rq *request, tx *store.Tx, p *schema.Post, 
 	return nil
 }
 
-func (s *Server) postView(rq *request, p *schema.Post) any {
-	st := schema.Site{Base: rq.info.BaseURL, Loc: rq.location()}
+func (s *Server) postView(rq *handler.Request, p *schema.Post) any {
+	st := schema.Site{Base: rq.Info.BaseURL, Loc: rq.Location()}
 	allow := s.recordHints(context.Background(), rq, p, nil)(postType(rq).Item(p.ID)) // allow.go
 	return schema.RenderRecord(p, schema.PostRender{Context: "edit", Unlocked: true, Allow: allow}, st)
 }
 
-func (s *Server) createPost(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) createPost(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	var in postInput
-	err := jsonBody(ctx, &in)
+	err := handler.JSONBody(ctx, &in)
 	if err == nil {
 		err = in.validate()
 	}
@@ -397,14 +390,14 @@ func (s *Server) createPost(ctx *fasthttp.RequestCtx, rq *request) {
 		err = cannot(rq, "rest_cannot_create", "Sorry, you are not allowed to create posts as this user.")
 	}
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	var view any
 	var id schema.PostID
 	t := postType(rq)
 	commits, err := s.db.WriteTx(ctx, func(tx *store.Tx) error {
-		p := newRecord(t, rq.user.ID)
+		p := newRecord(t, rq.User.ID)
 		applyPost(rq, tx.Now(), &in, p, nil)
 		if err := checkPostPermissions(rq, p, nil, true); err != nil {
 			return err
@@ -412,42 +405,42 @@ func (s *Server) createPost(ctx *fasthttp.RequestCtx, rq *request) {
 		if err := finishPost(ctx, rq, tx, p, nil); err != nil {
 			return err
 		}
-		if err := tx.CreatePost(ctx, rq.info, p); err != nil {
+		if err := tx.CreatePost(ctx, rq.Info, p); err != nil {
 			return err
 		}
 		view, id = s.postView(rq, p), p.ID
 		return nil
 	})
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
-	ctx.Response.Header.Set(fasthttp.HeaderLocation, schema.Site{Base: rq.info.BaseURL}.RestURL(t.Item(id)))
-	s.written(ctx, rq, commits, fasthttp.StatusCreated, view)
+	ctx.Response.Header.Set(fasthttp.HeaderLocation, schema.Site{Base: rq.Info.BaseURL}.RestURL(t.Item(id)))
+	s.Written(ctx, rq, commits, fasthttp.StatusCreated, view)
 }
 
 var postNotFound = &schema.Error{Code: schema.CodeNotFound, CMSCode: "rest_post_invalid_id", Message: "Invalid post ID."}
 
-func (s *Server) loadPost(ctx *fasthttp.RequestCtx, rq *request, tx *store.Tx) (*schema.Post, error) {
+func (s *Server) loadPost(ctx *fasthttp.RequestCtx, rq *handler.Request, tx *store.Tx) (*schema.Post, error) {
 	id, err := strconv.ParseInt(pipeline.Param(ctx, "id"), 10, 64)
 	if err != nil || id <= 0 {
 		return nil, postNotFound
 	}
-	p, err := tx.Post(ctx, rq.info, schema.PostID(id))
+	p, err := tx.Post(ctx, rq.Info, schema.PostID(id))
 	if schema.ErrorCode(err) == schema.CodeNotFound || (err == nil && p.Type != postType(rq).Name) {
 		return nil, postNotFound
 	}
 	return p, err
 }
 
-func (s *Server) updatePost(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) updatePost(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	var in postInput
-	err := jsonBody(ctx, &in)
+	err := handler.JSONBody(ctx, &in)
 	if err == nil {
 		err = in.validate()
 	}
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	var view any
@@ -456,7 +449,7 @@ func (s *Server) updatePost(ctx *fasthttp.RequestCtx, rq *request) {
 		if err != nil {
 			return err
 		}
-		if rq.user == nil || !canEditPost(rq, old) {
+		if rq.User == nil || !canEditPost(rq, old) {
 			return cannot(rq, "rest_cannot_edit", "Sorry, you are not allowed to edit this post.")
 		}
 		p := *old
@@ -470,23 +463,23 @@ func (s *Server) updatePost(ctx *fasthttp.RequestCtx, rq *request) {
 		if err := keepRevision(ctx, rq, tx, &p); err != nil {
 			return err
 		}
-		if err := tx.UpdatePost(ctx, rq.info, old, &p); err != nil {
+		if err := tx.UpdatePost(ctx, rq.Info, old, &p); err != nil {
 			return err
 		}
 		view = s.postView(rq, &p)
 		return nil
 	})
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
-	s.written(ctx, rq, commits, 200, view)
+	s.Written(ctx, rq, commits, 200, view)
 }
 
-func (s *Server) deletePost(ctx *fasthttp.RequestCtx, rq *request) {
-	args, err := requestArgs(ctx, rq.route)
+func (s *Server) deletePost(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	args, err := requestArgs(ctx, rq.Route)
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	force := args.Bool("force")
@@ -496,11 +489,11 @@ func (s *Server) deletePost(ctx *fasthttp.RequestCtx, rq *request) {
 		if err != nil {
 			return err
 		}
-		if rq.user == nil || !canDeletePost(rq, old) {
+		if rq.User == nil || !canDeletePost(rq, old) {
 			return cannot(rq, "rest_cannot_delete", "Sorry, you are not allowed to delete this post.")
 		}
 		if force {
-			if _, err := tx.DeletePost(ctx, rq.info, old.ID); err != nil {
+			if _, err := tx.DeletePost(ctx, rq.Info, old.ID); err != nil {
 				return err
 			}
 			out = map[string]any{"deleted": true, "previous": s.postView(rq, old)}
@@ -522,15 +515,15 @@ func (s *Server) deletePost(ctx *fasthttp.RequestCtx, rq *request) {
 		if err := keepRevision(ctx, rq, tx, &p); err != nil { // trashing is an update too
 			return err
 		}
-		if err := tx.UpdatePost(ctx, rq.info, old, &p); err != nil {
+		if err := tx.UpdatePost(ctx, rq.Info, old, &p); err != nil {
 			return err
 		}
 		out = s.postView(rq, &p)
 		return nil
 	})
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
-	s.written(ctx, rq, commits, 200, out)
+	s.Written(ctx, rq, commits, 200, out)
 }

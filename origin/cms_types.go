@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"vitrine/origin/handler"
 	"vitrine/origin/store"
 	"vitrine/schema"
 )
@@ -25,13 +26,13 @@ func newRecord(t *schema.PostType, author schema.UserID) *schema.Post {
 // checkTypeFields applies the rules of one post type to a record about to be written: a page's
 // parent must be a page; a menu item needs a title and a URL when it is a custom link, a
 // menu_order of at least 1, and its parent must be a menu item.
-func checkTypeFields(ctx context.Context, rq *request, tx *store.Tx, p *schema.Post) error {
+func checkTypeFields(ctx context.Context, rq *handler.Request, tx *store.Tx, p *schema.Post) error {
 	t := schema.PostTypeByName(p.Type)
 	if p.Parent != 0 {
 		if !t.Hierarchical && p.Type != "nav_menu_item" {
 			p.Parent = 0
 		} else {
-			parent, err := tx.Post(ctx, rq.info, p.Parent)
+			parent, err := tx.Post(ctx, rq.Info, p.Parent)
 			if schema.ErrorCode(err) == schema.CodeNotFound || err == nil && (parent.Type != p.Type || parent.ID == p.ID) {
 				return &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_post_invalid_id", Field: "parent", Message: "Invalid post parent ID."}
 			}
@@ -56,7 +57,7 @@ func checkTypeFields(ctx context.Context, rq *request, tx *store.Tx, p *schema.P
 		}
 	}
 	if mi.Type == "post_type" {
-		target, err := tx.Post(ctx, rq.info, schema.PostID(mi.ObjectID))
+		target, err := tx.Post(ctx, rq.Info, schema.PostID(mi.ObjectID))
 		if schema.ErrorCode(err) == schema.CodeNotFound || mi.ObjectID == 0 {
 			return &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_post_invalid_id", Field: "object_id", Message: "Invalid post ID."}
 		}
@@ -73,7 +74,7 @@ func checkTypeFields(ctx context.Context, rq *request, tx *store.Tx, p *schema.P
 	// A menu item belongs to an existing menu, or to none (0): wp_update_nav_menu_item's check, after
 	// the item's own fields.
 	if mi.Menus != 0 {
-		if _, err := tx.Menu(ctx, rq.info, mi.Menus); schema.ErrorCode(err) == schema.CodeNotFound {
+		if _, err := tx.Menu(ctx, rq.Info, mi.Menus); schema.ErrorCode(err) == schema.CodeNotFound {
 			return &schema.Error{Code: schema.CodeInvalid, CMSCode: "invalid_menu_id", Field: "menus", Status: 400, Message: "Invalid menu ID."}
 		} else if err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"vitrine/origin/handler"
 	"vitrine/schema"
 )
 
@@ -33,7 +34,7 @@ func TestDecodeJSON(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var in productInput
-			err := decodeJSON([]byte(tt.body), &in)
+			err := handler.DecodeJSON([]byte(tt.body), &in)
 			if tt.cms == "" {
 				if err != nil {
 					t.Fatalf("unexpected error %v", err)
@@ -63,7 +64,7 @@ func FuzzDecodeBodies(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for _, v := range []any{&productInput{}, &postInput{}, &variantInput{}, &categoryInput{}, &currencyInput{},
 			&termInput{}, &userInput{}, &appPasswordInput{}} {
-			err := decodeJSON(body, v)
+			err := handler.DecodeJSON(body, v)
 			if err == nil {
 				if _, merr := json.Marshal(v); merr != nil {
 					t.Fatalf("accepted a body that does not re-encode: %v", merr)

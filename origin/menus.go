@@ -10,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"vitrine/edge/pipeline"
+	"vitrine/origin/handler"
 	"vitrine/origin/store"
 	"vitrine/schema"
 )
@@ -22,11 +23,11 @@ import (
 
 // menuInput is the writable fields of a menu.
 type menuInput struct {
-	ID          *Int               `json:"id"`
+	ID          *handler.Int       `json:"id"`
 	Name        *string            `json:"name"`
 	Slug        *string            `json:"slug"`
 	Description *string            `json:"description"`
-	Parent      *Int               `json:"parent"`
+	Parent      *handler.Int       `json:"parent"`
 	Meta        *map[string]string `json:"meta"`
 	Locations   *stringList        `json:"locations"`
 	AutoAdd     *bool              `json:"auto_add"`
@@ -45,12 +46,12 @@ func (l *stringList) UnmarshalJSON(b []byte) error {
 	}
 	var raw []json.RawMessage
 	if err := json.Unmarshal(b, &raw); err != nil {
-		return &fieldError{schema.InvalidParam("locations", "locations is not of type array.")}
+		return &handler.FieldError{Err: schema.InvalidParam("locations", "locations is not of type array.")}
 	}
 	out := make([]string, len(raw))
 	for i, r := range raw {
 		if err := json.Unmarshal(r, &out[i]); err != nil {
-			return &fieldError{schema.InvalidParam("locations", "locations["+strconv.Itoa(i)+"] is not of type string.")}
+			return &handler.FieldError{Err: schema.InvalidParam("locations", "locations["+strconv.Itoa(i)+"] is not of type string.")}
 		}
 	}
 	*l = out
@@ -69,19 +70,19 @@ func (s *Server) menuHandlers() {
 
 // canReadMenus is WordPress's read access to menus: edit_theme_options, or the edit capability
 // of any post type served over REST (edit_posts and edit_others_posts here).
-func canReadMenus(rq *request) bool {
+func canReadMenus(rq *handler.Request) bool {
 	return can(rq, schema.CapEditThemeOptions) || can(rq, schema.CapEditPosts) || can(rq, schema.CapEditOthersPosts)
 }
 
-func menuAllow(rq *request) []string {
+func menuAllow(rq *handler.Request) []string {
 	if can(rq, schema.CapEditThemeOptions) {
 		return []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
 	}
 	return []string{"GET"}
 }
 
-func (s *Server) menuView(rq *request, m *schema.Menu, context string) *schema.MenuView {
-	return schema.RenderMenu(m, context, menuAllow(rq), schema.Site{Base: rq.info.BaseURL})
+func (s *Server) menuView(rq *handler.Request, m *schema.Menu, context string) *schema.MenuView {
+	return schema.RenderMenu(m, context, menuAllow(rq), schema.Site{Base: rq.Info.BaseURL})
 }
 
 // escHTML escapes text as WordPress's esc_html does.
@@ -101,7 +102,7 @@ func decodeMenu(ctx *fasthttp.RequestCtx, creating bool) (*menuInput, error) {
 		}
 		return &in, nil
 	}
-	if err := jsonBody(ctx, &in); err != nil {
+	if err := handler.JSONBody(ctx, &in); err != nil {
 		return nil, err
 	}
 	if creating && in.Name == nil {
@@ -130,10 +131,10 @@ var notHierarchical = &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_tax
 // applyMenu applies the input to m as wp_update_nav_menu_object does: a name no other menu
 // holds (compared case-insensitively: menu_exists), and a slug always derived from the name
 // and made unique (WordPress drops the slug of a menu write).
-func applyMenu(ctx context.Context, rq *request, tx *store.Tx, in *menuInput, m, old *schema.Menu) error {
+func applyMenu(ctx context.Context, rq *handler.Request, tx *store.Tx, in *menuInput, m, old *schema.Menu) error {
 	if in.Name != nil {
 		m.Name = strings.TrimSpace(*in.Name)
-		dup, err := tx.TermByName(ctx, rq.info, schema.TaxNavMenu, m.Name, 0)
+		dup, err := tx.TermByName(ctx, rq.Info, schema.TaxNavMenu, m.Name, 0)
 		if err != nil {
 			return err
 		}
@@ -156,7 +157,7 @@ func applyMenu(ctx context.Context, rq *request, tx *store.Tx, in *menuInput, m,
 	if base == "" {
 		base = "menu"
 	}
-	slug, err := tx.UniqueTermSlug(ctx, rq.info, schema.TaxNavMenu, base, exclude)
+	slug, err := tx.UniqueTermSlug(ctx, rq.Info, schema.TaxNavMenu, base, exclude)
 	if err != nil {
 		return err
 	}
@@ -175,7 +176,7 @@ func applyMenu(ctx context.Context, rq *request, tx *store.Tx, in *menuInput, m,
 	return nil
 }
 
-func (s *Server) createMenu(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) createMenu(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	in, err := decodeMenu(ctx, true)
 	if err == nil && !can(rq, schema.CapEditThemeOptions) {
 		err = cannot(rq, "rest_cannot_create", "Sorry, you are not allowed to create terms in this taxonomy.")
@@ -184,7 +185,7 @@ func (s *Server) createMenu(ctx *fasthttp.RequestCtx, rq *request) {
 		err = notHierarchical
 	}
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	var m schema.Menu
@@ -193,41 +194,41 @@ func (s *Server) createMenu(ctx *fasthttp.RequestCtx, rq *request) {
 		if err := applyMenu(ctx, rq, tx, in, &m, nil); err != nil {
 			return err
 		}
-		if err := tx.CreateTerm(ctx, rq.info, &m.Term); err != nil {
+		if err := tx.CreateTerm(ctx, rq.Info, &m.Term); err != nil {
 			return err
 		}
 		var locations []string
 		if in.Locations != nil {
 			locations = m.Locations
 		}
-		return tx.SaveMenuSettings(ctx, rq.info, m.ID, m.AutoAdd, locations)
+		return tx.SaveMenuSettings(ctx, rq.Info, m.ID, m.AutoAdd, locations)
 	})
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
-	ctx.Response.Header.Set(fasthttp.HeaderLocation, schema.Site{Base: rq.info.BaseURL}.RestURL("/cms/v2/menus/"+strconv.FormatInt(int64(m.ID), 10)))
-	s.written(ctx, rq, commits, fasthttp.StatusCreated, s.menuView(rq, &m, "view"))
+	ctx.Response.Header.Set(fasthttp.HeaderLocation, schema.Site{Base: rq.Info.BaseURL}.RestURL("/cms/v2/menus/"+strconv.FormatInt(int64(m.ID), 10)))
+	s.Written(ctx, rq, commits, fasthttp.StatusCreated, s.menuView(rq, &m, "view"))
 }
 
 var menuNotFound = &schema.Error{Code: schema.CodeNotFound, CMSCode: "rest_term_invalid", Message: "Term does not exist."}
 
-func loadMenu(ctx *fasthttp.RequestCtx, rq *request, tx *store.Tx) (*schema.Menu, error) {
+func loadMenu(ctx *fasthttp.RequestCtx, rq *handler.Request, tx *store.Tx) (*schema.Menu, error) {
 	id, err := strconv.ParseInt(pipeline.Param(ctx, "id"), 10, 64)
 	if err != nil || id <= 0 {
 		return nil, menuNotFound
 	}
-	m, err := tx.Menu(ctx, rq.info, schema.TermID(id))
+	m, err := tx.Menu(ctx, rq.Info, schema.TermID(id))
 	if schema.ErrorCode(err) == schema.CodeNotFound {
 		return nil, menuNotFound
 	}
 	return m, err
 }
 
-func (s *Server) updateMenu(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) updateMenu(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	in, err := decodeMenu(ctx, false)
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	var m schema.Menu
@@ -247,7 +248,7 @@ func (s *Server) updateMenu(ctx *fasthttp.RequestCtx, rq *request) {
 			return err
 		}
 		if m.Term != old.Term {
-			if err := tx.UpdateTerm(ctx, rq.info, &old.Term, &m.Term); err != nil {
+			if err := tx.UpdateTerm(ctx, rq.Info, &old.Term, &m.Term); err != nil {
 				return err
 			}
 		}
@@ -255,19 +256,19 @@ func (s *Server) updateMenu(ctx *fasthttp.RequestCtx, rq *request) {
 		if in.Locations != nil {
 			locations = m.Locations
 		}
-		return tx.SaveMenuSettings(ctx, rq.info, m.ID, m.AutoAdd, locations)
+		return tx.SaveMenuSettings(ctx, rq.Info, m.ID, m.AutoAdd, locations)
 	})
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
-	s.written(ctx, rq, commits, 200, s.menuView(rq, &m, "view"))
+	s.Written(ctx, rq, commits, 200, s.menuView(rq, &m, "view"))
 }
 
-func (s *Server) deleteMenu(ctx *fasthttp.RequestCtx, rq *request) {
-	args, err := requestArgs(ctx, rq.route)
+func (s *Server) deleteMenu(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	args, err := requestArgs(ctx, rq.Route)
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	var out any
@@ -284,22 +285,22 @@ func (s *Server) deleteMenu(ctx *fasthttp.RequestCtx, rq *request) {
 				Message: "Menus do not support trashing. Set 'force=true' to delete."}
 		}
 		prev := s.menuView(rq, old, "view")
-		if _, err := tx.DeleteMenu(ctx, rq.info, old); err != nil {
+		if _, err := tx.DeleteMenu(ctx, rq.Info, old); err != nil {
 			return err
 		}
 		out = map[string]any{"deleted": true, "previous": prev}
 		return nil
 	})
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
-	s.written(ctx, rq, commits, 200, out)
+	s.Written(ctx, rq, commits, 200, out)
 }
 
 // menuReadCheck is WordPress's read permission of the menus routes: the terms controller's
 // (the edit context needs edit_theme_options), then read access (rest_cannot_view).
-func menuReadCheck(rq *request, context, forbiddenContext string) error {
+func menuReadCheck(rq *handler.Request, context, forbiddenContext string) error {
 	if context == "edit" && !can(rq, schema.CapEditThemeOptions) {
 		return cannot(rq, "rest_forbidden_context", forbiddenContext)
 	}
@@ -309,9 +310,9 @@ func menuReadCheck(rq *request, context, forbiddenContext string) error {
 	return nil
 }
 
-func (s *Server) getMenu(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.failRoute(ctx, rq, err) }
-	args, err := requestArgs(ctx, rq.route)
+func (s *Server) getMenu(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	fail := func(err error) { s.Fail(ctx, rq, err) }
+	args, err := requestArgs(ctx, rq.Route)
 	if err != nil {
 		fail(err)
 		return
@@ -328,9 +329,9 @@ func (s *Server) getMenu(ctx *fasthttp.RequestCtx, rq *request) {
 	s.cmsAnswer(ctx, rq, 200, s.menuView(rq, m, args.Str("context")))
 }
 
-func (s *Server) listMenus(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.failRoute(ctx, rq, err) }
-	args, err := requestArgs(ctx, rq.route)
+func (s *Server) listMenus(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	fail := func(err error) { s.Fail(ctx, rq, err) }
+	args, err := requestArgs(ctx, rq.Route)
 	if err != nil {
 		fail(err)
 		return
@@ -344,14 +345,14 @@ func (s *Server) listMenus(ctx *fasthttp.RequestCtx, rq *request) {
 	var onPost schema.TermID
 	post := args.Int("post")
 	err = s.db.Tx(ctx, func(tx *store.Tx) (err error) {
-		if menus, err = tx.Menus(ctx, rq.info); err != nil {
+		if menus, err = tx.Menus(ctx, rq.Info); err != nil {
 			return err
 		}
-		if counts, err = tx.MenuItemCounts(ctx, rq.info); err != nil {
+		if counts, err = tx.MenuItemCounts(ctx, rq.Info); err != nil {
 			return err
 		}
 		if post > 0 {
-			p, err := tx.Post(ctx, rq.info, schema.PostID(post))
+			p, err := tx.Post(ctx, rq.Info, schema.PostID(post))
 			if err == nil && p.MenuItem != nil {
 				onPost = p.MenuItem.Menus
 			} else if err != nil && schema.ErrorCode(err) != schema.CodeNotFound {
@@ -390,14 +391,14 @@ func (s *Server) listMenus(ctx *fasthttp.RequestCtx, rq *request) {
 		out = append(out, s.menuView(rq, all[i], args.Str("context")))
 	}
 	headers := [][2]string{{"X-WP-Total", strconv.Itoa(total)}, {"X-WP-TotalPages", strconv.Itoa(totalPages)}}
-	if link := schema.PageLinks(schema.Site{Base: rq.info.BaseURL}.RestURL(rq.route.Path), rq.route, queryArg(ctx), page, totalPages); link != "" {
+	if link := schema.PageLinks(schema.Site{Base: rq.Info.BaseURL}.RestURL(rq.Route.Path), rq.Route, queryArg(ctx), page, totalPages); link != "" {
 		headers = append(headers, [2]string{"Link", link})
 	}
 	s.cmsAnswer(ctx, rq, 200, out, headers...)
 }
 
 // menuLocationsCheck is the menu locations controller's permission: edit_theme_options.
-func menuLocationsCheck(rq *request) error {
+func menuLocationsCheck(rq *handler.Request) error {
 	if !can(rq, schema.CapEditThemeOptions) {
 		return cannot(rq, "rest_cannot_view", "Sorry, you are not allowed to view menu locations.")
 	}
@@ -405,9 +406,9 @@ func menuLocationsCheck(rq *request) error {
 }
 
 // listMenuLocations answers every location as an object keyed by name, as WordPress does.
-func (s *Server) listMenuLocations(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.failRoute(ctx, rq, err) }
-	if _, err := requestArgs(ctx, rq.route); err != nil {
+func (s *Server) listMenuLocations(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	fail := func(err error) { s.Fail(ctx, rq, err) }
+	if _, err := requestArgs(ctx, rq.Route); err != nil {
 		fail(err)
 		return
 	}
@@ -416,16 +417,16 @@ func (s *Server) listMenuLocations(ctx *fasthttp.RequestCtx, rq *request) {
 		return
 	}
 	var assigned map[string]schema.TermID
-	if err := s.db.Tx(ctx, func(tx *store.Tx) (err error) { assigned, err = tx.MenuLocations(ctx, rq.info); return }); err != nil {
+	if err := s.db.Tx(ctx, func(tx *store.Tx) (err error) { assigned, err = tx.MenuLocations(ctx, rq.Info); return }); err != nil {
 		fail(err)
 		return
 	}
-	s.cmsAnswer(ctx, rq, 200, schema.RenderMenuLocations(assigned, schema.Site{Base: rq.info.BaseURL}))
+	s.cmsAnswer(ctx, rq, 200, schema.RenderMenuLocations(assigned, schema.Site{Base: rq.Info.BaseURL}))
 }
 
-func (s *Server) getMenuLocation(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.failRoute(ctx, rq, err) }
-	if _, err := requestArgs(ctx, rq.route); err != nil {
+func (s *Server) getMenuLocation(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	fail := func(err error) { s.Fail(ctx, rq, err) }
+	if _, err := requestArgs(ctx, rq.Route); err != nil {
 		fail(err)
 		return
 	}
@@ -440,10 +441,10 @@ func (s *Server) getMenuLocation(ctx *fasthttp.RequestCtx, rq *request) {
 		return
 	}
 	var assigned map[string]schema.TermID
-	if err := s.db.Tx(ctx, func(tx *store.Tx) (err error) { assigned, err = tx.MenuLocations(ctx, rq.info); return }); err != nil {
+	if err := s.db.Tx(ctx, func(tx *store.Tx) (err error) { assigned, err = tx.MenuLocations(ctx, rq.Info); return }); err != nil {
 		fail(err)
 		return
 	}
 	l := schema.MenuLocations()[i]
-	s.cmsAnswer(ctx, rq, 200, schema.RenderMenuLocation(l, assigned[l.Name], schema.Site{Base: rq.info.BaseURL}))
+	s.cmsAnswer(ctx, rq, 200, schema.RenderMenuLocation(l, assigned[l.Name], schema.Site{Base: rq.Info.BaseURL}))
 }

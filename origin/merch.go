@@ -9,12 +9,13 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"vitrine/edge/pipeline"
+	"vitrine/origin/handler"
 	"vitrine/origin/store"
 	"vitrine/schema"
 )
 
 func (s *Server) merchHandlers() {
-	s.bind("products.reviews.create", s.withCustomer(s.createReview))
+	s.bind("products.reviews.create", s.customers.WithCustomer(s.createReview))
 	s.bind("admin.flashsales.list", s.listFlashSales)
 	s.bind("admin.flashsales.create", s.putFlashSale)
 	s.bind("admin.flashsales.get", s.getFlashSale)
@@ -38,22 +39,22 @@ type flashSaleInput struct {
 	EndsAt     *time.Time          `json:"ends_at"`
 }
 
-func (s *Server) listFlashSales(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) listFlashSales(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	var out []*schema.FlashSale
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
 		var err error
-		out, err = tx.FlashSales(ctx, rq.info, false)
+		out, err = tx.FlashSales(ctx, rq.Info, false)
 		return err
 	})
 	s.answer(ctx, rq, err, schema.List[*schema.FlashSale]{Data: nonNil(out)})
 }
 
-func (s *Server) getFlashSale(ctx *fasthttp.RequestCtx, rq *request) {
-	id, err := pathID(ctx, "flash sale")
+func (s *Server) getFlashSale(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	id, err := handler.PathID(ctx, "flash sale")
 	var out *schema.FlashSale
 	if err == nil {
 		err = s.db.Tx(ctx, func(tx *store.Tx) error {
-			out, err = tx.FlashSale(ctx, rq.info, schema.FlashSaleID(id))
+			out, err = tx.FlashSale(ctx, rq.Info, schema.FlashSaleID(id))
 			return err
 		})
 	}
@@ -61,24 +62,24 @@ func (s *Server) getFlashSale(ctx *fasthttp.RequestCtx, rq *request) {
 }
 
 // putFlashSale creates (POST) or replaces (PUT /{id}) a flash sale: every field is required.
-func (s *Server) putFlashSale(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) putFlashSale(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	var id int64
 	status := 201
-	if rq.route.Method == "PUT" {
+	if rq.Route.Method == "PUT" {
 		var err error
-		if id, err = pathID(ctx, "flash sale"); err != nil {
-			s.failRoute(ctx, rq, err)
+		if id, err = handler.PathID(ctx, "flash sale"); err != nil {
+			s.Fail(ctx, rq, err)
 			return
 		}
 		status = 200
 	}
 	var in flashSaleInput
-	if err := jsonBody(ctx, &in); err != nil {
-		s.failRoute(ctx, rq, err)
+	if err := handler.JSONBody(ctx, &in); err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
 	if in.Slug == nil || in.Title == nil || in.PercentOff == nil || in.StartsAt == nil || in.EndsAt == nil {
-		s.failRoute(ctx, rq, schema.Invalid("body", "slug, title, percent_off, starts_at and ends_at are required"))
+		s.Fail(ctx, rq, schema.Invalid("body", "slug, title, percent_off, starts_at and ends_at are required"))
 		return
 	}
 	f := &schema.FlashSale{ID: schema.FlashSaleID(id), Slug: *in.Slug, Title: *in.Title, PercentOff: *in.PercentOff,
@@ -87,18 +88,18 @@ func (s *Server) putFlashSale(ctx *fasthttp.RequestCtx, rq *request) {
 		f.ProductIDs = *in.ProductIDs
 	}
 	s.write(ctx, rq, status, func(tx *store.Tx) (any, error) {
-		return f, tx.PutFlashSale(ctx, rq.info, f)
+		return f, tx.PutFlashSale(ctx, rq.Info, f)
 	})
 }
 
-func (s *Server) deleteFlashSale(ctx *fasthttp.RequestCtx, rq *request) {
-	id, err := pathID(ctx, "flash sale")
+func (s *Server) deleteFlashSale(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	id, err := handler.PathID(ctx, "flash sale")
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	s.write(ctx, rq, 200, func(tx *store.Tx) (any, error) {
-		return map[string]any{"deleted": true, "id": id}, tx.DeleteFlashSale(ctx, rq.info, schema.FlashSaleID(id))
+		return map[string]any{"deleted": true, "id": id}, tx.DeleteFlashSale(ctx, rq.Info, schema.FlashSaleID(id))
 	})
 }
 
@@ -110,11 +111,11 @@ type sectionInput struct {
 	Active   *bool            `json:"active"`
 }
 
-func (s *Server) listSections(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) listSections(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	var out []*schema.Section
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
 		var err error
-		out, err = tx.Sections(ctx, rq.info)
+		out, err = tx.Sections(ctx, rq.Info)
 		return err
 	})
 	s.answer(ctx, rq, err, schema.List[*schema.Section]{Data: nonNil(out)})
@@ -122,24 +123,24 @@ func (s *Server) listSections(ctx *fasthttp.RequestCtx, rq *request) {
 
 // putSection creates (POST) or replaces (PUT /{id}) a section; kind is required, active
 // defaults to true.
-func (s *Server) putSection(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) putSection(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	var id int64
 	status := 201
-	if rq.route.Method == "PUT" {
+	if rq.Route.Method == "PUT" {
 		var err error
-		if id, err = pathID(ctx, "section"); err != nil {
-			s.failRoute(ctx, rq, err)
+		if id, err = handler.PathID(ctx, "section"); err != nil {
+			s.Fail(ctx, rq, err)
 			return
 		}
 		status = 200
 	}
 	var in sectionInput
-	if err := jsonBody(ctx, &in); err != nil {
-		s.failRoute(ctx, rq, err)
+	if err := handler.JSONBody(ctx, &in); err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
 	if in.Kind == nil {
-		s.failRoute(ctx, rq, schema.Invalid("kind", "kind is required: hero, collection, banner, products or text"))
+		s.Fail(ctx, rq, schema.Invalid("kind", "kind is required: hero, collection, banner, products or text"))
 		return
 	}
 	sec := &schema.Section{ID: schema.SectionID(id), Kind: *in.Kind, Active: true}
@@ -148,36 +149,36 @@ func (s *Server) putSection(ctx *fasthttp.RequestCtx, rq *request) {
 	set(&sec.Content, in.Content)
 	set(&sec.Active, in.Active)
 	s.write(ctx, rq, status, func(tx *store.Tx) (any, error) {
-		return sec, tx.PutSection(ctx, rq.info, sec)
+		return sec, tx.PutSection(ctx, rq.Info, sec)
 	})
 }
 
-func (s *Server) deleteSection(ctx *fasthttp.RequestCtx, rq *request) {
-	id, err := pathID(ctx, "section")
+func (s *Server) deleteSection(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	id, err := handler.PathID(ctx, "section")
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	s.write(ctx, rq, 200, func(tx *store.Tx) (any, error) {
-		return map[string]any{"deleted": true, "id": id}, tx.DeleteSection(ctx, rq.info, schema.SectionID(id))
+		return map[string]any{"deleted": true, "id": id}, tx.DeleteSection(ctx, rq.Info, schema.SectionID(id))
 	})
 }
 
 // createReview handles POST /api/products/{slug}/reviews for a signed-in customer: the review
 // waits for moderation; review.created is emitted.
-func (s *Server) createReview(ctx *fasthttp.RequestCtx, rq *request, c *store.Customer) {
+func (s *Server) createReview(ctx *fasthttp.RequestCtx, rq *handler.Request, c *store.Customer) {
 	var in struct {
 		Rating *int    `json:"rating"`
 		Title  *string `json:"title"`
 		Body   *string `json:"body"`
 		Author *string `json:"author"`
 	}
-	if err := jsonBody(ctx, &in); err != nil {
-		s.failRoute(ctx, rq, err)
+	if err := handler.JSONBody(ctx, &in); err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
 	if in.Rating == nil || in.Body == nil {
-		s.failRoute(ctx, rq, schema.Invalid("rating", "rating (1 to 5) and body are required"))
+		s.Fail(ctx, rq, schema.Invalid("rating", "rating (1 to 5) and body are required"))
 		return
 	}
 	r := &store.StoredReview{CustomerID: c.ID}
@@ -191,10 +192,10 @@ func (s *Server) createReview(ctx *fasthttp.RequestCtx, rq *request, c *store.Cu
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
 		var p *schema.Product
 		if id, err := strconv.ParseInt(slug, 10, 64); err == nil {
-			p, _ = tx.Product(ctx, rq.info, schema.ProductID(id))
+			p, _ = tx.Product(ctx, rq.Info, schema.ProductID(id))
 		}
 		if p == nil {
-			ps, err := tx.ProductsBySlug(ctx, rq.info, []string{slug})
+			ps, err := tx.ProductsBySlug(ctx, rq.Info, []string{slug})
 			if err != nil {
 				return err
 			}
@@ -204,53 +205,51 @@ func (s *Server) createReview(ctx *fasthttp.RequestCtx, rq *request, c *store.Cu
 			return &schema.Error{Code: schema.CodeNotFound, Message: "product not found"}
 		}
 		r.ProductID = p.ID
-		return tx.CreateReview(ctx, rq.info, r)
+		return tx.CreateReview(ctx, rq.Info, r)
 	})
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
-	s.reply(ctx, rq, 201, map[string]any{"id": r.ID, "status": r.Status, "verified_purchase": r.Verified,
+	s.Reply(ctx, rq, 201, map[string]any{"id": r.ID, "status": r.Status, "verified_purchase": r.Verified,
 		"message": "thank you: your review will appear once a moderator approves it"})
 }
 
-func (s *Server) listReviews(ctx *fasthttp.RequestCtx, rq *request) {
-	args, err := schema.ParseArgs(rq.route, func(n string) (string, bool) {
-		return string(ctx.QueryArgs().Peek(n)), ctx.QueryArgs().Has(n)
-	})
+func (s *Server) listReviews(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	args, err := schema.ParseArgs(rq.Route, handler.Query(ctx))
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	page, perPage := int(args.Int("page")), int(args.Int("per_page"))
 	var out schema.Page[*store.StoredReview]
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		rs, total, err := tx.Reviews(ctx, rq.info, args.Str("status"), (page-1)*perPage, perPage)
+		rs, total, err := tx.Reviews(ctx, rq.Info, args.Str("status"), (page-1)*perPage, perPage)
 		out = schema.Page[*store.StoredReview]{Data: rs, Page: page, PerPage: perPage, Total: total, TotalPages: (total + perPage - 1) / perPage}
 		return err
 	})
 	s.answer(ctx, rq, err, out)
 }
 
-func (s *Server) moderateReview(ctx *fasthttp.RequestCtx, rq *request) {
-	id, err := pathID(ctx, "review")
+func (s *Server) moderateReview(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	id, err := handler.PathID(ctx, "review")
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	var in struct {
 		Status *string `json:"status"`
 	}
-	if err := jsonBody(ctx, &in); err != nil {
-		s.failRoute(ctx, rq, err)
+	if err := handler.JSONBody(ctx, &in); err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
 	if in.Status == nil {
-		s.failRoute(ctx, rq, schema.Invalid("status", "status is required: approved, rejected or pending"))
+		s.Fail(ctx, rq, schema.Invalid("status", "status is required: approved, rejected or pending"))
 		return
 	}
 	s.write(ctx, rq, 200, func(tx *store.Tx) (any, error) {
-		return tx.ModerateReview(ctx, rq.info, schema.ReviewID(id), *in.Status)
+		return tx.ModerateReview(ctx, rq.Info, schema.ReviewID(id), *in.Status)
 	})
 }
 

@@ -6,14 +6,15 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"vitrine/edge/pipeline"
+	"vitrine/origin/handler"
 	"vitrine/origin/store"
 	"vitrine/schema"
 )
 
 // Form throttles, per client IP at the origin.
 var (
-	newsletterThrottle = throttle{name: "newsletter", limit: 10, window: time.Minute}
-	contactThrottle    = throttle{name: "contact", limit: 5, window: time.Minute}
+	newsletterThrottle = handler.Throttle{Name: "newsletter", Limit: 10, Window: time.Minute}
+	contactThrottle    = handler.Throttle{Name: "contact", Limit: 5, Window: time.Minute}
 )
 
 // Contact form limits, in bytes.
@@ -25,32 +26,32 @@ const (
 
 // subscribe handles POST /api/newsletter/subscribe {email}. A new and an existing subscriber get
 // the same answer, so the form tells nobody who subscribed.
-func (s *Server) subscribe(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) subscribe(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	var in struct {
 		Email *string `json:"email"`
 	}
-	if err := jsonBody(ctx, &in); err != nil {
-		s.failRoute(ctx, rq, err)
+	if err := handler.JSONBody(ctx, &in); err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
 	if in.Email == nil {
-		s.failRoute(ctx, rq, schema.Invalid("email", "email is required"))
+		s.Fail(ctx, rq, schema.Invalid("email", "email is required"))
 		return
 	}
 	email := store.NormalizeEmail(*in.Email)
 	if err := schema.ValidateEmail("email", email); err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
-	if err := s.throttled(ctx, rq, newsletterThrottle); err != nil {
-		s.failRoute(ctx, rq, err)
+	if err := newsletterThrottle.Spend(ctx, s.db, rq); err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
-	if err := s.db.Tx(ctx, func(tx *store.Tx) error { return tx.Subscribe(ctx, rq.info, email) }); err != nil {
-		s.failRoute(ctx, rq, err)
+	if err := s.db.Tx(ctx, func(tx *store.Tx) error { return tx.Subscribe(ctx, rq.Info, email) }); err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
-	s.reply(ctx, rq, 200, map[string]any{"subscribed": true})
+	s.Reply(ctx, rq, 200, map[string]any{"subscribed": true})
 }
 
 // contactInput is the body of POST /api/contact.
@@ -63,10 +64,10 @@ type contactInput struct {
 
 // contact handles POST /api/contact: the message is stored with the client's IP for the
 // merchant, who reads it in the admin API.
-func (s *Server) contact(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) contact(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	var in contactInput
-	if err := jsonBody(ctx, &in); err != nil {
-		s.failRoute(ctx, rq, err)
+	if err := handler.JSONBody(ctx, &in); err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
 	m := &store.ContactMessage{}
@@ -96,43 +97,39 @@ func (s *Server) contact(ctx *fasthttp.RequestCtx, rq *request) {
 		err = schema.ValidateText("message", m.Message, maxContactMessage, true)
 	}
 	if err == nil {
-		err = s.throttled(ctx, rq, contactThrottle)
+		err = contactThrottle.Spend(ctx, s.db, rq)
 	}
 	if err == nil {
 		m.ClientIP = string(pipeline.ClientIP(ctx, s.fromEdge(ctx)))
-		err = s.db.Tx(ctx, func(tx *store.Tx) error { return tx.InsertContactMessage(ctx, rq.info, m) })
+		err = s.db.Tx(ctx, func(tx *store.Tx) error { return tx.InsertContactMessage(ctx, rq.Info, m) })
 	}
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
-	s.reply(ctx, rq, 201, map[string]any{"id": m.ID, "received": true})
+	s.Reply(ctx, rq, 201, map[string]any{"id": m.ID, "received": true})
 }
 
-func (s *Server) listSubscribers(ctx *fasthttp.RequestCtx, rq *request) {
-	args, err := schema.ParseArgs(rq.route, func(n string) (string, bool) {
-		return string(ctx.QueryArgs().Peek(n)), ctx.QueryArgs().Has(n)
-	})
+func (s *Server) listSubscribers(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	args, err := schema.ParseArgs(rq.Route, handler.Query(ctx))
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	page, perPage := int(args.Int("page")), int(args.Int("per_page"))
 	var out schema.Page[store.Subscriber]
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		subs, total, err := tx.Subscribers(ctx, rq.info, (page-1)*perPage, perPage)
+		subs, total, err := tx.Subscribers(ctx, rq.Info, (page-1)*perPage, perPage)
 		out = schema.Page[store.Subscriber]{Data: subs, Page: page, PerPage: perPage, Total: total, TotalPages: (total + perPage - 1) / perPage}
 		return err
 	})
 	s.answer(ctx, rq, err, out)
 }
 
-func (s *Server) listContactMessages(ctx *fasthttp.RequestCtx, rq *request) {
-	args, err := schema.ParseArgs(rq.route, func(n string) (string, bool) {
-		return string(ctx.QueryArgs().Peek(n)), ctx.QueryArgs().Has(n)
-	})
+func (s *Server) listContactMessages(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	args, err := schema.ParseArgs(rq.Route, handler.Query(ctx))
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	var handled *bool
@@ -143,7 +140,7 @@ func (s *Server) listContactMessages(ctx *fasthttp.RequestCtx, rq *request) {
 	page, perPage := int(args.Int("page")), int(args.Int("per_page"))
 	var out schema.Page[*store.ContactMessage]
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		ms, total, err := tx.ContactMessages(ctx, rq.info, handled, (page-1)*perPage, perPage)
+		ms, total, err := tx.ContactMessages(ctx, rq.Info, handled, (page-1)*perPage, perPage)
 		out = schema.Page[*store.ContactMessage]{Data: ms, Page: page, PerPage: perPage, Total: total, TotalPages: (total + perPage - 1) / perPage}
 		return err
 	})
@@ -151,27 +148,27 @@ func (s *Server) listContactMessages(ctx *fasthttp.RequestCtx, rq *request) {
 }
 
 // updateContactMessage handles PATCH /api/admin/contact-messages/{id} {"handled": bool}.
-func (s *Server) updateContactMessage(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) updateContactMessage(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	var in struct {
 		Handled *bool `json:"handled"`
 	}
-	if err := jsonBody(ctx, &in); err != nil {
-		s.failRoute(ctx, rq, err)
+	if err := handler.JSONBody(ctx, &in); err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
 	if in.Handled == nil {
-		s.failRoute(ctx, rq, schema.Invalid("handled", "handled is required: true or false"))
+		s.Fail(ctx, rq, schema.Invalid("handled", "handled is required: true or false"))
 		return
 	}
 	var out *store.ContactMessage
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
 		var err error
-		out, err = tx.SetContactHandled(ctx, rq.info, pipeline.Param(ctx, "id"), *in.Handled)
+		out, err = tx.SetContactHandled(ctx, rq.Info, pipeline.Param(ctx, "id"), *in.Handled)
 		return err
 	})
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
-	s.reply(ctx, rq, 200, out)
+	s.Reply(ctx, rq, 200, out)
 }

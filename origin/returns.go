@@ -12,6 +12,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"vitrine/edge/pipeline"
+	"vitrine/origin/handler"
 	"vitrine/origin/store"
 	"vitrine/schema"
 )
@@ -126,18 +127,18 @@ var errReturnNoOrder = &schema.Error{Code: schema.CodeNotFound, Message: "no ord
 // submitReturn handles POST /api/orders/{reference}/return: a return request for lines of a paid
 // order, checked against what was bought and what other returns already claim, under a lock on
 // the order so that two requests for the last unit of a line cannot both pass.
-func (s *Server) submitReturn(ctx *fasthttp.RequestCtx, rq *request) {
-	if err := s.throttled(ctx, rq, returnThrottle); err != nil {
-		s.failRoute(ctx, rq, err)
+func (s *Server) submitReturn(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	if err := returnThrottle.Spend(ctx, s.db, rq); err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
 	var in returnInput
-	if err := jsonBody(ctx, &in); err != nil {
-		s.failRoute(ctx, rq, err)
+	if err := handler.JSONBody(ctx, &in); err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
 	if err := validateReturn(&in); err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	bodyEmail := ""
@@ -146,11 +147,11 @@ func (s *Server) submitReturn(ctx *fasthttp.RequestCtx, rq *request) {
 	}
 	p, err := s.orderProof(ctx, rq, bodyEmail)
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	if p.email == "" && p.customer == nil {
-		s.failRoute(ctx, rq, schema.Invalid("email", "prove the order is yours: send its email (X-Order-Email or email) or your customer token"))
+		s.Fail(ctx, rq, schema.Invalid("email", "prove the order is yours: send its email (X-Order-Email or email) or your customer token"))
 		return
 	}
 	note := ""
@@ -165,14 +166,14 @@ func (s *Server) submitReturn(ctx *fasthttp.RequestCtx, rq *request) {
 		if !wellFormed {
 			return errReturnNoOrder
 		}
-		o, err := tx.OrderByReference(ctx, rq.info, ref)
+		o, err := tx.OrderByReference(ctx, rq.Info, ref)
 		if err != nil {
 			return err
 		}
 		if proved = p.owns(o); !proved {
 			return errReturnNoOrder
 		}
-		if o, err = tx.LockOrder(ctx, rq.info, o.ID); err != nil {
+		if o, err = tx.LockOrder(ctx, rq.Info, o.ID); err != nil {
 			return err
 		}
 		if o == nil {
@@ -181,11 +182,11 @@ func (s *Server) submitReturn(ctx *fasthttp.RequestCtx, rq *request) {
 		if o.Status != schema.OrderPaid {
 			return &schema.Error{Code: schema.CodeConflict, Message: "only paid orders can be returned; this order is " + o.Status}
 		}
-		lines, err := tx.OrderLines(ctx, rq.info, o.ID)
+		lines, err := tx.OrderLines(ctx, rq.Info, o.ID)
 		if err != nil {
 			return err
 		}
-		others, err := tx.OrderReturns(ctx, rq.info, o.ID)
+		others, err := tx.OrderReturns(ctx, rq.Info, o.ID)
 		if err != nil {
 			return err
 		}
@@ -218,11 +219,11 @@ func (s *Server) submitReturn(ctx *fasthttp.RequestCtx, rq *request) {
 			rls = append(rls, store.ReturnLine{LineNo: line.LineNo, VariantID: line.VariantID, Title: line.Title,
 				Quantity: *it.Quantity, Reason: *it.Reason})
 		}
-		r, err := tx.CreateReturn(ctx, rq.info, o, rls, note)
+		r, err := tx.CreateReturn(ctx, rq.Info, o, rls, note)
 		if err != nil {
 			return err
 		}
-		cur, err := currencyOf(ctx, tx, rq.info, o.Currency)
+		cur, err := currencyOf(ctx, tx, rq.Info, o.Currency)
 		if err != nil {
 			return err
 		}
@@ -235,10 +236,10 @@ func (s *Server) submitReturn(ctx *fasthttp.RequestCtx, rq *request) {
 		}
 	}
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
-	s.reply(ctx, rq, 201, out)
+	s.Reply(ctx, rq, 201, out)
 }
 
 // adminReturn is a return as staff see it, with the most its refund may record.
@@ -249,32 +250,30 @@ type adminReturn struct {
 	Refundable int64 `json:"refundable"`
 }
 
-func (s *Server) listReturns(ctx *fasthttp.RequestCtx, rq *request) {
-	args, err := schema.ParseArgs(rq.route, func(n string) (string, bool) {
-		return string(ctx.QueryArgs().Peek(n)), ctx.QueryArgs().Has(n)
-	})
+func (s *Server) listReturns(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	args, err := schema.ParseArgs(rq.Route, handler.Query(ctx))
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	page, perPage := int(args.Int("page")), int(args.Int("per_page"))
 	var out schema.Page[*store.Return]
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		rs, total, err := tx.Returns(ctx, rq.info, args.Str("status"), (page-1)*perPage, perPage)
+		rs, total, err := tx.Returns(ctx, rq.Info, args.Str("status"), (page-1)*perPage, perPage)
 		out = schema.Page[*store.Return]{Data: nonNil(rs), Page: page, PerPage: perPage, Total: total, TotalPages: (total + perPage - 1) / perPage}
 		return err
 	})
 	s.answer(ctx, rq, err, out)
 }
 
-func (s *Server) getReturn(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) getReturn(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	var out adminReturn
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
-		r, err := tx.Return(ctx, rq.info, pipeline.Param(ctx, "id"), false)
+		r, err := tx.Return(ctx, rq.Info, pipeline.Param(ctx, "id"), false)
 		if err != nil {
 			return err
 		}
-		lines, err := tx.OrderLines(ctx, rq.info, r.OrderID)
+		lines, err := tx.OrderLines(ctx, rq.Info, r.OrderID)
 		out = adminReturn{Return: r, Refundable: store.Refundable(lines, r)}
 		return err
 	})
@@ -291,35 +290,35 @@ type transitionInput struct {
 	RefundAmount *int64 `json:"refund_amount"`
 }
 
-func (s *Server) transitionReturn(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) transitionReturn(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	var in transitionInput
-	if err := jsonBody(ctx, &in); err != nil {
-		s.failRoute(ctx, rq, err)
+	if err := handler.JSONBody(ctx, &in); err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
 	if in.Status == nil || !slices.Contains(store.ReturnStatuses, *in.Status) {
-		s.failRoute(ctx, rq, schema.Invalid("status", "status is required: one of %s", strings.Join(store.ReturnStatuses, ", ")))
+		s.Fail(ctx, rq, schema.Invalid("status", "status is required: one of %s", strings.Join(store.ReturnStatuses, ", ")))
 		return
 	}
 	note := ""
 	if in.Note != nil {
 		note = *in.Note
 		if err := schema.ValidateText("note", note, maxReturnNoteLen, false); err != nil {
-			s.failRoute(ctx, rq, err)
+			s.Fail(ctx, rq, err)
 			return
 		}
 	}
 	if in.RefundAmount != nil && *in.Status != store.ReturnRefunded {
-		s.failRoute(ctx, rq, schema.Invalid("refund_amount", "refund_amount is recorded only when the return becomes refunded"))
+		s.Fail(ctx, rq, schema.Invalid("refund_amount", "refund_amount is recorded only when the return becomes refunded"))
 		return
 	}
 	var out adminReturn
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
-		r, err := tx.Return(ctx, rq.info, pipeline.Param(ctx, "id"), true)
+		r, err := tx.Return(ctx, rq.Info, pipeline.Param(ctx, "id"), true)
 		if err != nil {
 			return err
 		}
-		lines, err := tx.OrderLines(ctx, rq.info, r.OrderID)
+		lines, err := tx.OrderLines(ctx, rq.Info, r.OrderID)
 		if err != nil {
 			return err
 		}
@@ -331,15 +330,15 @@ func (s *Server) transitionReturn(ctx *fasthttp.RequestCtx, rq *request) {
 			}
 			refund = *in.RefundAmount
 		}
-		if err := tx.MoveReturn(ctx, rq.info, r, *in.Status, note, rq.user.Login, refund); err != nil {
+		if err := tx.MoveReturn(ctx, rq.Info, r, *in.Status, note, rq.User.Login, refund); err != nil {
 			return err
 		}
 		out = adminReturn{Return: r, Refundable: most}
 		return nil
 	})
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
-	s.reply(ctx, rq, 200, out)
+	s.Reply(ctx, rq, 200, out)
 }

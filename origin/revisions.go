@@ -8,6 +8,7 @@ import (
 
 	"vitrine/edge/pipeline"
 	"vitrine/edge/replica"
+	"vitrine/origin/handler"
 	"vitrine/origin/store"
 	"vitrine/schema"
 )
@@ -44,14 +45,14 @@ var (
 // yet (autosaves do not count), or when p's title, content or excerpt differ from the latest
 // one's, whitespace normalised. p's revision count and latest revision follow. Creating a
 // record makes no revision, and neither does an autosave that updates a draft in place.
-func keepRevision(ctx context.Context, rq *request, tx *store.Tx, p *schema.Post) error {
+func keepRevision(ctx context.Context, rq *handler.Request, tx *store.Tx, p *schema.Post) error {
 	if t := schema.PostTypeByName(p.Type); t == nil || !t.Revisions {
 		return nil
 	}
-	if err := tx.LockPost(ctx, rq.info, p.ID); err != nil {
+	if err := tx.LockPost(ctx, rq.Info, p.ID); err != nil {
 		return err
 	}
-	latest, err := tx.LatestRevision(ctx, rq.info, p.ID)
+	latest, err := tx.LatestRevision(ctx, rq.Info, p.ID)
 	if err != nil {
 		return err
 	}
@@ -59,32 +60,32 @@ func keepRevision(ctx context.Context, rq *request, tx *store.Tx, p *schema.Post
 		return nil
 	}
 	// WordPress dates a revision with its record's modification time.
-	if err := tx.CreateRevision(ctx, rq.info, schema.NewRevision(p, rq.user.ID, false, p.ModifiedGMT)); err != nil {
+	if err := tx.CreateRevision(ctx, rq.Info, schema.NewRevision(p, rq.User.ID, false, p.ModifiedGMT)); err != nil {
 		return err
 	}
-	_, err = tx.RevisionStats(ctx, rq.info, p)
+	_, err = tx.RevisionStats(ctx, rq.Info, p)
 	return err
 }
 
 // restatRevisions stores a record's new revision count and latest revision after one of its
 // revisions changed, when they moved (a replicated change of the record, whose links show them).
-func restatRevisions(ctx context.Context, rq *request, tx *store.Tx, old *schema.Post) error {
+func restatRevisions(ctx context.Context, rq *handler.Request, tx *store.Tx, old *schema.Post) error {
 	p := *old
-	changed, err := tx.RevisionStats(ctx, rq.info, &p)
+	changed, err := tx.RevisionStats(ctx, rq.Info, &p)
 	if err != nil || !changed {
 		return err
 	}
-	return tx.UpdatePost(ctx, rq.info, old, &p)
+	return tx.UpdatePost(ctx, rq.Info, old, &p)
 }
 
 // revisionParent loads the record a revisions or autosaves route names in its capture
 // (WordPress's get_parent): a record of the route's type, else 404 rest_post_invalid_parent.
-func revisionParent(ctx *fasthttp.RequestCtx, rq *request, tx *store.Tx, capture string) (*schema.Post, error) {
+func revisionParent(ctx *fasthttp.RequestCtx, rq *handler.Request, tx *store.Tx, capture string) (*schema.Post, error) {
 	id, err := strconv.ParseInt(pipeline.Param(ctx, capture), 10, 64)
 	if err != nil || id <= 0 {
 		return nil, parentNotFound
 	}
-	p, err := tx.Post(ctx, rq.info, schema.PostID(id))
+	p, err := tx.Post(ctx, rq.Info, schema.PostID(id))
 	if schema.ErrorCode(err) == schema.CodeNotFound || err == nil && p.Type != postType(rq).Name {
 		return nil, parentNotFound
 	}
@@ -93,22 +94,22 @@ func revisionParent(ctx *fasthttp.RequestCtx, rq *request, tx *store.Tx, capture
 
 // canReadRevisions is WordPress's read check of revisions and autosaves: edit_post on the
 // record, else 401/403 rest_cannot_read naming what was asked ("revisions", "autosaves").
-func canReadRevisions(rq *request, p *schema.Post, what string) error {
-	if rq.user == nil || !canEditPost(rq, p) {
+func canReadRevisions(rq *handler.Request, p *schema.Post, what string) error {
+	if rq.User == nil || !canEditPost(rq, p) {
 		return cannot(rq, "rest_cannot_read", "Sorry, you are not allowed to view "+what+" of this post.")
 	}
 	return nil
 }
 
-func (s *Server) renderRevision(rq *request, r *schema.Post, context string, autosave bool) *schema.RevisionView {
+func (s *Server) renderRevision(rq *handler.Request, r *schema.Post, context string, autosave bool) *schema.RevisionView {
 	return schema.RenderRevision(r, schema.RevisionRender{Context: context, Type: postType(rq), Autosave: autosave}, s.site(rq))
 }
 
 // listRevisions answers GET /{type}/{parent}/revisions: every revision and autosave of the
 // record, newest first, unpaginated unless per_page is sent.
-func (s *Server) listRevisions(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.failRoute(ctx, rq, err) }
-	args, err := requestArgs(ctx, rq.route)
+func (s *Server) listRevisions(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	fail := func(err error) { s.Fail(ctx, rq, err) }
+	args, err := requestArgs(ctx, rq.Route)
 	if err != nil {
 		fail(err)
 		return
@@ -122,7 +123,7 @@ func (s *Server) listRevisions(ctx *fasthttp.RequestCtx, rq *request) {
 		if err := canReadRevisions(rq, parent, "revisions"); err != nil {
 			return err
 		}
-		revisions, err = tx.Revisions(ctx, rq.info, parent.ID)
+		revisions, err = tx.Revisions(ctx, rq.Info, parent.ID)
 		return err
 	})
 	if err != nil {
@@ -186,19 +187,19 @@ func (s *Server) listRevisions(ctx *fasthttp.RequestCtx, rq *request) {
 	}
 	headers := [][2]string{{"X-WP-Total", strconv.Itoa(total)}, {"X-WP-TotalPages", strconv.Itoa(totalPages)}}
 	base := s.site(rq).RestURL(postType(rq).RevisionsPath(parent.ID))
-	if link := schema.PageLinks(base, rq.route, queryArg(ctx), page, totalPages); link != "" {
+	if link := schema.PageLinks(base, rq.Route, queryArg(ctx), page, totalPages); link != "" {
 		headers = append(headers, [2]string{"Link", link})
 	}
 	s.cmsAnswer(ctx, rq, 200, out, headers...)
 }
 
 // loadRevision reads the revision of the route's {id}: 404 rest_post_invalid_id when it is not one.
-func loadRevision(ctx *fasthttp.RequestCtx, rq *request, tx *store.Tx) (*schema.Post, error) {
+func loadRevision(ctx *fasthttp.RequestCtx, rq *handler.Request, tx *store.Tx) (*schema.Post, error) {
 	id, err := strconv.ParseInt(pipeline.Param(ctx, "id"), 10, 64)
 	if err != nil || id <= 0 {
 		return nil, revisionNotFound
 	}
-	r, err := tx.Revision(ctx, rq.info, schema.PostID(id))
+	r, err := tx.Revision(ctx, rq.Info, schema.PostID(id))
 	if schema.ErrorCode(err) == schema.CodeNotFound {
 		return nil, revisionNotFound
 	}
@@ -206,9 +207,9 @@ func loadRevision(ctx *fasthttp.RequestCtx, rq *request, tx *store.Tx) (*schema.
 }
 
 // getRevision answers GET /{type}/{parent}/revisions/{id}.
-func (s *Server) getRevision(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.failRoute(ctx, rq, err) }
-	args, err := requestArgs(ctx, rq.route)
+func (s *Server) getRevision(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	fail := func(err error) { s.Fail(ctx, rq, err) }
+	args, err := requestArgs(ctx, rq.Route)
 	if err != nil {
 		fail(err)
 		return
@@ -243,9 +244,9 @@ func (s *Server) getRevision(ctx *fasthttp.RequestCtx, rq *request) {
 // parent in the path must be deletable and readable by the caller, and so must the record the
 // revision belongs to (delete_post on a revision is delete_post on its record), which the path
 // does not have to name.
-func (s *Server) deleteRevision(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.failRoute(ctx, rq, err) }
-	args, err := requestArgs(ctx, rq.route)
+func (s *Server) deleteRevision(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	fail := func(err error) { s.Fail(ctx, rq, err) }
+	args, err := requestArgs(ctx, rq.Route)
 	if err != nil {
 		fail(err)
 		return
@@ -256,7 +257,7 @@ func (s *Server) deleteRevision(ctx *fasthttp.RequestCtx, rq *request) {
 		if err != nil {
 			return err
 		}
-		if rq.user == nil || !canDeletePost(rq, parent) {
+		if rq.User == nil || !canDeletePost(rq, parent) {
 			return cannot(rq, "rest_cannot_delete", "Sorry, you are not allowed to delete revisions of this post.")
 		}
 		rev, err := loadRevision(ctx, rq, tx)
@@ -268,7 +269,7 @@ func (s *Server) deleteRevision(ctx *fasthttp.RequestCtx, rq *request) {
 		}
 		record := parent
 		if rev.Parent != parent.ID {
-			if record, err = tx.Post(ctx, rq.info, rev.Parent); err != nil {
+			if record, err = tx.Post(ctx, rq.Info, rev.Parent); err != nil {
 				return err
 			}
 			if record.Type != parent.Type || !canDeletePost(rq, record) {
@@ -279,10 +280,10 @@ func (s *Server) deleteRevision(ctx *fasthttp.RequestCtx, rq *request) {
 			return &schema.Error{Code: schema.CodeNotAllowed, CMSCode: "rest_trash_not_supported", Status: 501,
 				Message: "Revisions do not support trashing. Set 'force=true' to delete."}
 		}
-		if err := tx.LockPost(ctx, rq.info, record.ID); err != nil {
+		if err := tx.LockPost(ctx, rq.Info, record.ID); err != nil {
 			return err
 		}
-		if err := tx.DeleteRevision(ctx, rq.info, rev.ID); err != nil {
+		if err := tx.DeleteRevision(ctx, rq.Info, rev.ID); err != nil {
 			return err
 		}
 		if err := restatRevisions(ctx, rq, tx, record); err != nil {
@@ -295,14 +296,14 @@ func (s *Server) deleteRevision(ctx *fasthttp.RequestCtx, rq *request) {
 		fail(err)
 		return
 	}
-	s.written(ctx, rq, commits, 200, out)
+	s.Written(ctx, rq, commits, 200, out)
 }
 
 // listAutosaves answers GET /{type}/{id}/autosaves: the autosaves of every author, newest
 // first, unpaginated.
-func (s *Server) listAutosaves(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.failRoute(ctx, rq, err) }
-	args, err := requestArgs(ctx, rq.route)
+func (s *Server) listAutosaves(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	fail := func(err error) { s.Fail(ctx, rq, err) }
+	args, err := requestArgs(ctx, rq.Route)
 	if err != nil {
 		fail(err)
 		return
@@ -316,7 +317,7 @@ func (s *Server) listAutosaves(ctx *fasthttp.RequestCtx, rq *request) {
 		if err := canReadRevisions(rq, parent, "autosaves"); err != nil {
 			return err
 		}
-		revisions, err = tx.Revisions(ctx, rq.info, parent.ID)
+		revisions, err = tx.Revisions(ctx, rq.Info, parent.ID)
 		return err
 	})
 	if err != nil {
@@ -334,9 +335,9 @@ func (s *Server) listAutosaves(ctx *fasthttp.RequestCtx, rq *request) {
 
 // getAutosave answers GET /{type}/{parent}/autosaves/{id}: as WordPress, the record's newest
 // autosave by any author, whatever {id} says (404 rest_post_no_autosave when there is none).
-func (s *Server) getAutosave(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.failRoute(ctx, rq, err) }
-	args, err := requestArgs(ctx, rq.route)
+func (s *Server) getAutosave(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	fail := func(err error) { s.Fail(ctx, rq, err) }
+	args, err := requestArgs(ctx, rq.Route)
 	if err != nil {
 		fail(err)
 		return
@@ -350,7 +351,7 @@ func (s *Server) getAutosave(ctx *fasthttp.RequestCtx, rq *request) {
 		if err := canReadRevisions(rq, parent, "revisions"); err != nil {
 			return err
 		}
-		if autosave, err = tx.Autosave(ctx, rq.info, parent.ID, 0); err == nil && autosave == nil {
+		if autosave, err = tx.Autosave(ctx, rq.Info, parent.ID, 0); err == nil && autosave == nil {
 			err = &schema.Error{Code: schema.CodeNotFound, CMSCode: "rest_post_no_autosave", Message: "There is no autosave revision for this post."}
 		}
 		return err
@@ -370,14 +371,14 @@ func (s *Server) getAutosave(ctx *fasthttp.RequestCtx, rq *request) {
 // the record's and the caller has an autosave, that one is answered unchanged. The record
 // itself is then untouched but for its revision count and latest revision. The answer is 200
 // in the edit context, with preview_link.
-func (s *Server) createAutosave(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) createAutosave(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	var in postInput
-	err := jsonBody(ctx, &in)
+	err := handler.JSONBody(ctx, &in)
 	if err == nil {
 		err = in.validate()
 	}
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	var view *schema.RevisionView
@@ -386,7 +387,7 @@ func (s *Server) createAutosave(ctx *fasthttp.RequestCtx, rq *request) {
 		if err != nil {
 			return err
 		}
-		if rq.user == nil || !canEditPost(rq, old) {
+		if rq.User == nil || !canEditPost(rq, old) {
 			return cannot(rq, "rest_cannot_edit", "Sorry, you are not allowed to edit this post.")
 		}
 		now := tx.Now()
@@ -395,21 +396,21 @@ func (s *Server) createAutosave(ctx *fasthttp.RequestCtx, rq *request) {
 		if err := checkPostPermissions(rq, &p, old, false); err != nil {
 			return err
 		}
-		if old.Status == schema.StatusDraft && old.Author == rq.user.ID {
+		if old.Status == schema.StatusDraft && old.Author == rq.User.ID {
 			// The author's draft: updated in place, no revision (WordPress's DOING_AUTOSAVE).
 			if err := finishPost(ctx, rq, tx, &p, old); err != nil {
 				return err
 			}
-			if err := tx.UpdatePost(ctx, rq.info, old, &p); err != nil {
+			if err := tx.UpdatePost(ctx, rq.Info, old, &p); err != nil {
 				return err
 			}
 			view = s.renderRevision(rq, &p, "edit", true)
 			return nil
 		}
-		if err := tx.LockPost(ctx, rq.info, old.ID); err != nil {
+		if err := tx.LockPost(ctx, rq.Info, old.ID); err != nil {
 			return err
 		}
-		mine, err := tx.Autosave(ctx, rq.info, old.ID, rq.user.ID)
+		mine, err := tx.Autosave(ctx, rq.Info, old.ID, rq.User.ID)
 		if err != nil {
 			return err
 		}
@@ -419,7 +420,7 @@ func (s *Server) createAutosave(ctx *fasthttp.RequestCtx, rq *request) {
 		}
 		a := mine
 		if a == nil {
-			a = schema.NewRevision(old, rq.user.ID, true, now)
+			a = schema.NewRevision(old, rq.User.ID, true, now)
 		}
 		if in.Title != nil {
 			a.Title = in.Title.Raw
@@ -433,11 +434,11 @@ func (s *Server) createAutosave(ctx *fasthttp.RequestCtx, rq *request) {
 		if in.Meta != nil {
 			a.Meta = map[string]string{"footnotes": (*in.Meta)["footnotes"]}
 		}
-		a.Author, a.DateGMT, a.ModifiedGMT = rq.user.ID, now, now
+		a.Author, a.DateGMT, a.ModifiedGMT = rq.User.ID, now, now
 		if mine != nil {
-			err = tx.UpdateRevision(ctx, rq.info, a)
+			err = tx.UpdateRevision(ctx, rq.Info, a)
 		} else {
-			err = tx.CreateRevision(ctx, rq.info, a)
+			err = tx.CreateRevision(ctx, rq.Info, a)
 		}
 		if err != nil {
 			return err
@@ -449,16 +450,16 @@ func (s *Server) createAutosave(ctx *fasthttp.RequestCtx, rq *request) {
 		return nil
 	})
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
-	s.written(ctx, rq, commits, 200, view)
+	s.Written(ctx, rq, commits, 200, view)
 }
 
 // autosaveDiffers reports whether an autosave's title, content, excerpt or footnotes, those it
 // sends, differ from the record's, whitespace normalised (WordPress's create_post_autosave).
 func autosaveDiffers(in *postInput, p *schema.Post) bool {
-	differs := func(sent *Text, have string) bool {
+	differs := func(sent *handler.Text, have string) bool {
 		return sent != nil && schema.NormalizeWhitespace(sent.Raw) != schema.NormalizeWhitespace(have)
 	}
 	if differs(in.Title, p.Title) || differs(in.Content, p.Content) || differs(in.Excerpt, p.Excerpt) {

@@ -37,6 +37,8 @@ import (
 	"vitrine/edge/pipeline"
 	"vitrine/edge/reads"
 	"vitrine/edge/replica"
+	"vitrine/origin/customers"
+	"vitrine/origin/handler"
 	"vitrine/origin/payment"
 	"vitrine/origin/store"
 	"vitrine/schema"
@@ -68,6 +70,8 @@ type Config struct {
 
 // Server is the origin. Its Handler is safe for concurrent use.
 type Server struct {
+	*handler.Responder // how handlers answer (origin/handler)
+
 	cfg    Config
 	log    *slog.Logger
 	db     *store.DB
@@ -76,25 +80,12 @@ type Server struct {
 	ids    *pipeline.RequestIDs
 	http   *pipeline.HTTPMetrics
 
-	writes, writeWaitTimeouts, authFailures *metrics.Counter
-	front                                   *pipeline.Front
-	handlers                                map[string]handlerFunc
-	bound                                   map[string]int       // how often each route name was bound (bind)
-	validators                              map[string]validator // batch pre-checks (batch.go)
+	authFailures *metrics.Counter
+	front        *pipeline.Front
+	handlers     *handler.Table
+	customers    *customers.Service   // customer accounts (origin/customers)
+	validators   map[string]validator // batch pre-checks (batch.go)
 }
-
-// request is the per-request state handlers receive.
-type request struct {
-	iface  schema.Interface
-	tenant *replica.Tenant
-	info   *schema.Tenant
-	user   *schema.User
-	route  *schema.Route
-	// commits are the log versions the request's transactions took (see announceWrites).
-	commits []store.LogCommit
-}
-
-type handlerFunc func(ctx *fasthttp.RequestCtx, rq *request)
 
 // New returns an origin writing db and reading rep (a replica following every subject).
 func New(cfg Config, db *store.DB, rep *replica.Replica) *Server {
@@ -121,14 +112,14 @@ func New(cfg Config, db *store.DB, rep *replica.Replica) *Server {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger.With("component", "origin"), db: db, rep: rep,
 		ids: pipeline.NewRequestIDs(), http: pipeline.NewHTTPMetrics(cfg.Metrics, "origin")}
-	s.writes = cfg.Metrics.NewCounter(`vitrine_origin_writes_total`)
-	s.writeWaitTimeouts = cfg.Metrics.NewCounter(`vitrine_origin_write_wait_timeouts_total`)
+	s.Responder = &handler.Responder{Log: s.log, HTTP: s.http, WriteWait: cfg.WriteWait,
+		Writes:            cfg.Metrics.NewCounter(`vitrine_origin_writes_total`),
+		WriteWaitTimeouts: cfg.Metrics.NewCounter(`vitrine_origin_write_wait_timeouts_total`)}
 	s.authFailures = cfg.Metrics.NewCounter(`vitrine_origin_auth_failures_total`)
 	s.front = &pipeline.Front{Tenants: rep, IDs: s.ids, HTTP: s.http, Health: s.health, Tail: s.tail,
 		Floor:  &pipeline.ReadFloor{Wait: cfg.FloorWait, Behind: "The origin has not applied the requested version yet; retry shortly"},
 		Nested: func(ctx *fasthttp.RequestCtx) bool { return ctx.UserValue(batchItemKey) != nil }}
-	s.handlers = map[string]handlerFunc{}
-	s.bound = map[string]int{}
+	s.handlers = handler.NewTable(schema.Routes)
 	s.validators = map[string]validator{}
 	s.batchHandlers()
 	s.catalogHandlers()
@@ -137,27 +128,26 @@ func New(cfg Config, db *store.DB, rep *replica.Replica) *Server {
 	s.menuHandlers() // CMS navigation menus and menu locations (menus.go)
 	s.userHandlers() // CMS users and application passwords (users_cms.go, apppasswords.go)
 	s.cartHandlers()
-	s.customerHandlers()
+	s.customers = &customers.Service{Responder: s.Responder, DB: db}
+	s.customers.Bind(s.handlers)
 	s.postPurchaseHandlers()
 	s.merchHandlers()
 	s.router = pipeline.NewRouter(schema.Routes, func(r *schema.Route) pipeline.Handler {
 		if r.Server == schema.AtEdge {
 			return s.read
 		}
-		if s.handlers[r.Name] == nil {
+		h := s.handlers.Func(r)
+		if h == nil {
 			return nil
 		}
-		return s.dispatch
+		return func(ctx *fasthttp.RequestCtx, r *schema.Route) { s.dispatch(ctx, r, h) }
 	})
 	return s
 }
 
-// bind attaches a handler to the route of the table with that name. Binding a name twice, or a
-// name no route has, is a programming error that TestEveryRouteHasOneHandler reports.
-func (s *Server) bind(name string, h handlerFunc) {
-	s.handlers[name] = h
-	s.bound[name]++
-}
+// bind attaches a handler to the route of the table with that name (handler.Table.Bind: a name
+// the table lacks, or a second binding, panics).
+func (s *Server) bind(name string, h handler.Func) { s.handlers.Bind(name, h) }
 
 // HTTPServer returns the fasthttp server to run the origin with.
 func (s *Server) HTTPServer() *fasthttp.Server {
@@ -200,7 +190,7 @@ func (s *Server) tail(ctx *fasthttp.RequestCtx, fr pipeline.Request) {
 	if err != nil {
 		s.authFailures.Inc()
 		ctx.Response.Header.Set(fasthttp.HeaderWWWAuthenticate, `Basic realm="vitrine"`)
-		s.fail(ctx, iface, pipeline.RouteNotFound, err)
+		s.FailAt(ctx, iface, pipeline.RouteNotFound, s.fromEdge(ctx), err)
 		return
 	}
 	if iface == schema.CMS {
@@ -212,7 +202,7 @@ func (s *Server) tail(ctx *fasthttp.RequestCtx, fr pipeline.Request) {
 		if ctx.IsOptions() {
 			pipeline.Options(ctx, info.BaseURL, fr.Route)
 			if r := s.router.MatchPath(ctx, iface, fr.Route); r != nil {
-				s.setAllow(ctx, &request{iface: iface, tenant: t, info: info, user: user}, r) // allow.go
+				s.setAllow(ctx, &handler.Request{Iface: iface, Tenant: t, Info: info, User: user}, r) // allow.go
 			}
 			s.replicaVersion(ctx, t)
 			s.http.Count(pipeline.RouteNotFound, ctx.Response.StatusCode())
@@ -224,12 +214,12 @@ func (s *Server) tail(ctx *fasthttp.RequestCtx, fr pipeline.Request) {
 		s.noRoute(ctx, iface, fr.Route)
 		return
 	}
-	rq := &request{iface: iface, tenant: t, info: info, user: user}
+	rq := &handler.Request{Iface: iface, Tenant: t, Info: info, User: user, FromEdge: s.fromEdge(ctx)}
 	ctx.SetUserValue(stateKey, rq)
 	h(ctx)
-	if iface == schema.CMS && rq.route != nil {
+	if iface == schema.CMS && rq.Route != nil {
 		// After the handler, as WordPress's rest_post_dispatch (allow.go).
-		s.setAllow(ctx, rq, rq.route)
+		s.setAllow(ctx, rq, rq.Route)
 	}
 }
 
@@ -246,7 +236,7 @@ func (s *Server) noRoute(ctx *fasthttp.RequestCtx, iface schema.Interface, route
 				b = append(b, m...)
 			}
 			ctx.Response.Header.SetBytesV(fasthttp.HeaderAllow, b)
-			s.fail(ctx, iface, pipeline.RouteNotFound, &schema.Error{Code: schema.CodeNotAllowed, Message: "Method not allowed"})
+			s.FailAt(ctx, iface, pipeline.RouteNotFound, s.fromEdge(ctx), &schema.Error{Code: schema.CodeNotAllowed, Message: "Method not allowed"})
 			return
 		}
 	}
@@ -293,10 +283,10 @@ func (s *Server) authenticate(ctx *fasthttp.RequestCtx, iface schema.Interface, 
 
 // read answers the read routes from the origin's full replica.
 func (s *Server) read(ctx *fasthttp.RequestCtx, r *schema.Route) {
-	rq := ctx.UserValue(stateKey).(*request)
-	rq.route = r
-	viewer := reads.Viewer{User: rq.user, PostPassword: string(ctx.QueryArgs().Peek("password"))}
-	resp := reads.Answer(&reads.Request{Route: r, Tenant: rq.tenant, Viewer: viewer, Allow: s.selfHints(ctx, rq),
+	rq := ctx.UserValue(stateKey).(*handler.Request)
+	rq.Route = r
+	viewer := reads.Viewer{User: rq.User, PostPassword: string(ctx.QueryArgs().Peek("password"))}
+	resp := reads.Answer(&reads.Request{Route: r, Tenant: rq.Tenant, Viewer: viewer, Allow: s.selfHints(ctx, rq),
 		Param: func(name string) string { return pipeline.Param(ctx, name) },
 		Query: func(name string) (string, bool) {
 			q := ctx.QueryArgs()
@@ -304,40 +294,26 @@ func (s *Server) read(ctx *fasthttp.RequestCtx, r *schema.Route) {
 		}})
 	idx := pipeline.RouteIndex(r)
 	if resp.Err != nil {
-		s.fail(ctx, rq.iface, idx, resp.Err)
+		s.Fail(ctx, rq, resp.Err)
 		return
 	}
 	h := &ctx.Response.Header
 	for _, kv := range resp.Headers {
 		h.SetBytesKV(kv[0], kv[1])
 	}
-	if rq.iface == schema.CMS {
-		cmsHeaders(ctx, rq, resp.Headers)
+	if rq.Iface == schema.CMS {
+		handler.CMSHeaders(ctx, rq.Info, resp.Headers)
 	}
-	if rq.user != nil {
+	if rq.User != nil {
 		h.Set(fasthttp.HeaderCacheControl, "no-cache, must-revalidate, max-age=0, no-store, private")
 	} else {
 		h.Set(fasthttp.HeaderCacheControl, "public, no-cache")
 	}
-	s.replicaVersion(ctx, rq.tenant)
-	h.SetContentTypeBytes(pipeline.ContentType(rq.iface))
+	s.replicaVersion(ctx, rq.Tenant)
+	h.SetContentTypeBytes(pipeline.ContentType(rq.Iface))
 	ctx.SetStatusCode(resp.Status)
 	ctx.SetBody(resp.Body)
 	s.http.Count(idx, resp.Status)
-}
-
-// cmsHeaders adds the headers of every CMS response.
-func cmsHeaders(ctx *fasthttp.RequestCtx, rq *request, own [][2][]byte) {
-	h := &ctx.Response.Header
-	h.Set("X-Robots-Tag", "noindex")
-	h.Set("X-Content-Type-Options", "nosniff")
-	hasLink := false
-	for _, kv := range own {
-		hasLink = hasLink || string(kv[0]) == "Link"
-	}
-	if !hasLink {
-		h.Set("Link", "<"+rq.info.BaseURL+"/index.php?rest_route=/>; rel=\"https://api.w.org/\"")
-	}
 }
 
 func (s *Server) replicaVersion(ctx *fasthttp.RequestCtx, t *replica.Tenant) {
@@ -346,34 +322,34 @@ func (s *Server) replicaVersion(ctx *fasthttp.RequestCtx, t *replica.Tenant) {
 
 // dispatch runs the handler of a write or admin route. Commerce routes check their capability
 // here; CMS handlers check permissions themselves, after validation, in WordPress's order.
-func (s *Server) dispatch(ctx *fasthttp.RequestCtx, r *schema.Route) {
-	rq := ctx.UserValue(stateKey).(*request)
-	rq.route = r
+func (s *Server) dispatch(ctx *fasthttp.RequestCtx, r *schema.Route, h handler.Func) {
+	rq := ctx.UserValue(stateKey).(*handler.Request)
+	rq.Route = r
 	if s.batchGate(ctx, rq, r) {
 		return
 	}
 	if r.Interface == schema.Commerce && r.Auth == schema.AuthStaff {
-		if rq.user == nil {
+		if rq.User == nil {
 			ctx.Response.Header.Set(fasthttp.HeaderWWWAuthenticate, `Basic realm="vitrine"`)
-			s.fail(ctx, rq.iface, pipeline.RouteIndex(r), &schema.Error{Code: schema.CodeUnauthorized,
+			s.Fail(ctx, rq, &schema.Error{Code: schema.CodeUnauthorized,
 				Message: "Authentication required: HTTP Basic with a staff user's application password"})
 			return
 		}
-		if !rq.user.Role.Can(r.Cap) {
-			s.fail(ctx, rq.iface, pipeline.RouteIndex(r), &schema.Error{Code: schema.CodeForbidden,
+		if !rq.User.Role.Can(r.Cap) {
+			s.Fail(ctx, rq, &schema.Error{Code: schema.CodeForbidden,
 				Message: "Missing required capability: " + string(r.Cap)})
 			return
 		}
 	}
-	s.handlers[r.Name](ctx, rq)
+	h(ctx, rq)
 }
 
 // announceWrites sets Vitrine-Write-Version when the request's transactions wrote the tenant's
 // log, after a bounded wait for the origin's replica to apply it.
-func (s *Server) announceWrites(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) announceWrites(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	var top int64
-	for _, c := range rq.commits {
-		if c.Log == rq.tenant.Slug {
+	for _, c := range rq.Commits {
+		if c.Log == rq.Tenant.Slug {
 			top = max(top, c.Version)
 		}
 	}
@@ -381,8 +357,8 @@ func (s *Server) announceWrites(ctx *fasthttp.RequestCtx, rq *request) {
 		return
 	}
 	pipeline.SetWriteVersion(&ctx.Response.Header, top)
-	if !rq.tenant.WaitFor(top, s.cfg.WriteWait) {
-		s.writeWaitTimeouts.Inc()
+	if !rq.Tenant.WaitFor(top, s.cfg.WriteWait) {
+		s.WriteWaitTimeouts.Inc()
 	}
 }
 

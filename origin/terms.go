@@ -8,17 +8,18 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"vitrine/edge/pipeline"
+	"vitrine/origin/handler"
 	"vitrine/origin/store"
 	"vitrine/schema"
 )
 
 // termInput is the writable fields of a CMS term.
 type termInput struct {
-	ID          *Int               `json:"id"`
+	ID          *handler.Int       `json:"id"`
 	Name        *string            `json:"name"`
 	Slug        *string            `json:"slug"`
 	Description *string            `json:"description"`
-	Parent      *Int               `json:"parent"`
+	Parent      *handler.Int       `json:"parent"`
 	Meta        *map[string]string `json:"meta"`
 }
 
@@ -28,9 +29,9 @@ func (s *Server) termHandlers() {
 		if base == "tags" {
 			tax = schema.TaxTag
 		}
-		s.bind("cms."+base+".create", func(ctx *fasthttp.RequestCtx, rq *request) { s.createTerm(ctx, rq, tax) })
-		s.bind("cms."+base+".update", func(ctx *fasthttp.RequestCtx, rq *request) { s.updateTerm(ctx, rq, tax) })
-		s.bind("cms."+base+".delete", func(ctx *fasthttp.RequestCtx, rq *request) { s.deleteTerm(ctx, rq, tax) })
+		s.bind("cms."+base+".create", func(ctx *fasthttp.RequestCtx, rq *handler.Request) { s.createTerm(ctx, rq, tax) })
+		s.bind("cms."+base+".update", func(ctx *fasthttp.RequestCtx, rq *handler.Request) { s.updateTerm(ctx, rq, tax) })
+		s.bind("cms."+base+".delete", func(ctx *fasthttp.RequestCtx, rq *handler.Request) { s.deleteTerm(ctx, rq, tax) })
 	}
 }
 
@@ -39,7 +40,7 @@ var termNotFound = &schema.Error{Code: schema.CodeNotFound, CMSCode: "rest_term_
 // decodeTerm reads and validates a term body (types first, then permissions, as WordPress).
 func decodeTerm(ctx *fasthttp.RequestCtx, tax string, creating bool) (*termInput, error) {
 	var in termInput
-	if err := jsonBody(ctx, &in); err != nil {
+	if err := handler.JSONBody(ctx, &in); err != nil {
 		if creating && len(ctx.Request.Body()) == 0 {
 			return nil, &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_missing_callback_param", Field: "name",
 				Message: "Missing parameter(s): name", Params: map[string]string{"name": "name"}}
@@ -66,18 +67,18 @@ func decodeTerm(ctx *fasthttp.RequestCtx, tax string, creating bool) (*termInput
 
 // termView renders a term as a write answers it (edit context) with the count of its published
 // posts from the origin's replica.
-func (s *Server) termView(rq *request, t *schema.Term) *schema.TermView {
-	count := rq.tenant.Snapshot().TermCounts(t.Taxonomy)[t.ID]
+func (s *Server) termView(rq *handler.Request, t *schema.Term) *schema.TermView {
+	count := rq.Tenant.Snapshot().TermCounts(t.Taxonomy)[t.ID]
 	path := "/cms/v2/" + schema.TaxonomyBase(t.Taxonomy) + "/" + strconv.FormatInt(int64(t.ID), 10)
 	allow := s.recordHints(context.Background(), rq, nil, t)(path) // allow.go
-	return schema.RenderTerm(t, "edit", count, allow, schema.Site{Base: rq.info.BaseURL})
+	return schema.RenderTerm(t, "edit", count, allow, schema.Site{Base: rq.Info.BaseURL})
 }
 
 // applyTerm applies the input to t and checks the names, slugs and parent the store must hold:
 // a name unique under its parent (term_exists), an explicit slug unique in the taxonomy
 // (duplicate_term_slug), a derived slug made unique with -2, -3…, and a parent of the taxonomy
 // that is not the term itself or one of its descendants.
-func applyTerm(ctx context.Context, rq *request, tx *store.Tx, in *termInput, t, old *schema.Term) error {
+func applyTerm(ctx context.Context, rq *handler.Request, tx *store.Tx, in *termInput, t, old *schema.Term) error {
 	if in.Name != nil {
 		t.Name = strings.TrimSpace(*in.Name)
 		if t.Name == "" {
@@ -92,7 +93,7 @@ func applyTerm(ctx context.Context, rq *request, tx *store.Tx, in *termInput, t,
 	}
 	if t.Parent != 0 && (old == nil || old.Parent != t.Parent) {
 		for id, hops := t.Parent, 0; id != 0; hops++ {
-			p, err := tx.Term(ctx, rq.info, id)
+			p, err := tx.Term(ctx, rq.Info, id)
 			if schema.ErrorCode(err) == schema.CodeNotFound || (err == nil && p.Taxonomy != t.Taxonomy) || hops > 1000 {
 				return &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_term_invalid", Message: "Parent term does not exist.", Status: 400}
 			}
@@ -106,7 +107,7 @@ func applyTerm(ctx context.Context, rq *request, tx *store.Tx, in *termInput, t,
 		}
 	}
 	if in.Name != nil && (old == nil || !strings.EqualFold(old.Name, t.Name) || old.Parent != t.Parent) {
-		dup, err := tx.TermByName(ctx, rq.info, t.Taxonomy, t.Name, t.Parent)
+		dup, err := tx.TermByName(ctx, rq.Info, t.Taxonomy, t.Name, t.Parent)
 		if err != nil {
 			return err
 		}
@@ -126,7 +127,7 @@ func applyTerm(ctx context.Context, rq *request, tx *store.Tx, in *termInput, t,
 	case in.Slug != nil && schema.Slugify(*in.Slug) != "":
 		slug := schema.Slugify(*in.Slug)
 		if old == nil || slug != old.Slug {
-			taken, err := tx.TermSlugTaken(ctx, rq.info, t.Taxonomy, slug, exclude)
+			taken, err := tx.TermSlugTaken(ctx, rq.Info, t.Taxonomy, slug, exclude)
 			if err != nil {
 				return err
 			}
@@ -141,7 +142,7 @@ func applyTerm(ctx context.Context, rq *request, tx *store.Tx, in *termInput, t,
 		if base == "" {
 			base = "term"
 		}
-		slug, err := tx.UniqueTermSlug(ctx, rq.info, t.Taxonomy, base, exclude)
+		slug, err := tx.UniqueTermSlug(ctx, rq.Info, t.Taxonomy, base, exclude)
 		if err != nil {
 			return err
 		}
@@ -150,7 +151,7 @@ func applyTerm(ctx context.Context, rq *request, tx *store.Tx, in *termInput, t,
 	return nil
 }
 
-func (s *Server) createTerm(ctx *fasthttp.RequestCtx, rq *request, tax string) {
+func (s *Server) createTerm(ctx *fasthttp.RequestCtx, rq *handler.Request, tax string) {
 	in, err := decodeTerm(ctx, tax, true)
 	if err == nil && !can(rq, schema.CapManageCategories) {
 		err = cannot(rq, "rest_cannot_create", "Sorry, you are not allowed to create terms in this taxonomy.")
@@ -159,7 +160,7 @@ func (s *Server) createTerm(ctx *fasthttp.RequestCtx, rq *request, tax string) {
 		err = &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_term_exists", Message: "Cannot create existing term."}
 	}
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	var term schema.Term
@@ -168,33 +169,33 @@ func (s *Server) createTerm(ctx *fasthttp.RequestCtx, rq *request, tax string) {
 		if err := applyTerm(ctx, rq, tx, in, &term, nil); err != nil {
 			return err
 		}
-		return tx.CreateTerm(ctx, rq.info, &term)
+		return tx.CreateTerm(ctx, rq.Info, &term)
 	})
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	ctx.Response.Header.Set(fasthttp.HeaderLocation,
-		schema.Site{Base: rq.info.BaseURL}.RestURL("/cms/v2/"+schema.TaxonomyBase(tax)+"/"+strconv.FormatInt(int64(term.ID), 10)))
-	s.written(ctx, rq, commits, fasthttp.StatusCreated, s.termView(rq, &term))
+		schema.Site{Base: rq.Info.BaseURL}.RestURL("/cms/v2/"+schema.TaxonomyBase(tax)+"/"+strconv.FormatInt(int64(term.ID), 10)))
+	s.Written(ctx, rq, commits, fasthttp.StatusCreated, s.termView(rq, &term))
 }
 
-func loadTerm(ctx *fasthttp.RequestCtx, rq *request, tx *store.Tx, tax string) (*schema.Term, error) {
+func loadTerm(ctx *fasthttp.RequestCtx, rq *handler.Request, tx *store.Tx, tax string) (*schema.Term, error) {
 	id, err := strconv.ParseInt(pipeline.Param(ctx, "id"), 10, 64)
 	if err != nil || id <= 0 {
 		return nil, termNotFound
 	}
-	t, err := tx.Term(ctx, rq.info, schema.TermID(id))
+	t, err := tx.Term(ctx, rq.Info, schema.TermID(id))
 	if schema.ErrorCode(err) == schema.CodeNotFound || (err == nil && t.Taxonomy != tax) {
 		return nil, termNotFound
 	}
 	return t, err
 }
 
-func (s *Server) updateTerm(ctx *fasthttp.RequestCtx, rq *request, tax string) {
+func (s *Server) updateTerm(ctx *fasthttp.RequestCtx, rq *handler.Request, tax string) {
 	in, err := decodeTerm(ctx, tax, false)
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	var term schema.Term
@@ -213,19 +214,19 @@ func (s *Server) updateTerm(ctx *fasthttp.RequestCtx, rq *request, tax string) {
 		if term == *old {
 			return nil
 		}
-		return tx.UpdateTerm(ctx, rq.info, old, &term)
+		return tx.UpdateTerm(ctx, rq.Info, old, &term)
 	})
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
-	s.written(ctx, rq, commits, 200, s.termView(rq, &term))
+	s.Written(ctx, rq, commits, 200, s.termView(rq, &term))
 }
 
-func (s *Server) deleteTerm(ctx *fasthttp.RequestCtx, rq *request, tax string) {
-	args, err := requestArgs(ctx, rq.route)
+func (s *Server) deleteTerm(ctx *fasthttp.RequestCtx, rq *handler.Request, tax string) {
+	args, err := requestArgs(ctx, rq.Route)
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	var out any
@@ -242,15 +243,15 @@ func (s *Server) deleteTerm(ctx *fasthttp.RequestCtx, rq *request, tax string) {
 				Message: "Terms do not support trashing. Set 'force' to true to delete."}
 		}
 		prev := s.termView(rq, old)
-		if err := tx.DeleteTerm(ctx, rq.info, old); err != nil {
+		if err := tx.DeleteTerm(ctx, rq.Info, old); err != nil {
 			return err
 		}
 		out = map[string]any{"deleted": true, "previous": prev}
 		return nil
 	})
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
-	s.written(ctx, rq, commits, 200, out)
+	s.Written(ctx, rq, commits, 200, out)
 }

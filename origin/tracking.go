@@ -12,6 +12,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"vitrine/edge/pipeline"
+	"vitrine/origin/handler"
 	"vitrine/origin/store"
 	"vitrine/schema"
 )
@@ -19,12 +20,12 @@ import (
 // Post-purchase throttles, kept at the origin per client IP so that they hold across edges.
 // Every request counts, whatever its outcome.
 var (
-	trackingThrottle = throttle{name: "tracking", limit: 10, window: time.Minute}
-	returnThrottle   = throttle{name: "return", limit: 10, window: time.Minute}
+	trackingThrottle = handler.Throttle{Name: "tracking", Limit: 10, Window: time.Minute}
+	returnThrottle   = handler.Throttle{Name: "return", Limit: 10, Window: time.Minute}
 	// orderProofThrottle counts wrong emails sent for one order reference, from any IP, so that
 	// a leaked reference does not let a distributed guesser try emails at leisure. It counts
 	// references that do not exist the same way, so it tells nothing about them.
-	orderProofThrottle = throttle{name: "order-proof", limit: 20, window: time.Hour}
+	orderProofThrottle = handler.Throttle{Name: "order-proof", Limit: 20, Window: time.Hour}
 )
 
 // postPurchaseHandlers registers order tracking, returns, the newsletter and contact forms, and
@@ -53,7 +54,7 @@ type orderProof struct {
 // orderProof reads the caller's claim: X-Order-Email, else the email query parameter, else
 // bodyEmail; and the customer of an Authorization: Bearer token (a token that does not verify
 // is a 401, as on every customer route).
-func (s *Server) orderProof(ctx *fasthttp.RequestCtx, rq *request, bodyEmail string) (orderProof, error) {
+func (s *Server) orderProof(ctx *fasthttp.RequestCtx, rq *handler.Request, bodyEmail string) (orderProof, error) {
 	email := string(ctx.Request.Header.Peek("X-Order-Email"))
 	if email == "" {
 		email = string(ctx.QueryArgs().Peek("email"))
@@ -62,7 +63,7 @@ func (s *Server) orderProof(ctx *fasthttp.RequestCtx, rq *request, bodyEmail str
 		email = bodyEmail
 	}
 	p := orderProof{email: store.NormalizeEmail(email)}
-	c, err := s.customer(ctx, rq)
+	c, err := s.customers.Customer(ctx, rq)
 	if err != nil {
 		ctx.Response.Header.Set(fasthttp.HeaderWWWAuthenticate, `Bearer realm="vitrine"`)
 		return p, err
@@ -88,9 +89,9 @@ func (p orderProof) owns(o *store.Order) bool {
 }
 
 // failedProof counts a wrong email sent for a reference, and refuses past orderProofThrottle.
-func (s *Server) failedProof(ctx context.Context, rq *request, ref string) error {
+func (s *Server) failedProof(ctx context.Context, rq *handler.Request, ref string) error {
 	th := orderProofThrottle
-	ok, retry, err := s.db.Throttle(ctx, rq.info, th.name+":"+ref, th.limit, th.window)
+	ok, retry, err := s.db.Throttle(ctx, rq.Info, th.Name+":"+ref, th.Limit, th.Window)
 	if err != nil {
 		return err
 	}
@@ -155,14 +156,14 @@ var errTrackingNotFound = &schema.Error{Code: schema.CodeNotFound, Message: "ord
 
 // tracking answers GET /api/tracking/{reference}. Malformed, unknown and other stores'
 // references answer the same 404; the view is masked unless the caller proves ownership.
-func (s *Server) tracking(ctx *fasthttp.RequestCtx, rq *request) {
-	if err := s.throttled(ctx, rq, trackingThrottle); err != nil {
-		s.failRoute(ctx, rq, err)
+func (s *Server) tracking(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	if err := trackingThrottle.Spend(ctx, s.db, rq); err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
 	p, err := s.orderProof(ctx, rq, "")
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	ref, wellFormed := schema.NormalizeOrderReference(pipeline.Param(ctx, "reference"))
@@ -173,7 +174,7 @@ func (s *Server) tracking(ctx *fasthttp.RequestCtx, rq *request) {
 		var o *store.Order
 		if wellFormed {
 			var err error
-			if o, err = tx.OrderByReference(ctx, rq.info, ref); err != nil {
+			if o, err = tx.OrderByReference(ctx, rq.Info, ref); err != nil {
 				return err
 			}
 		}
@@ -185,7 +186,7 @@ func (s *Server) tracking(ctx *fasthttp.RequestCtx, rq *request) {
 			out = masked(o)
 			return nil
 		}
-		returns, err := shopperReturns(ctx, tx, rq.info, o)
+		returns, err := shopperReturns(ctx, tx, rq.Info, o)
 		if err != nil {
 			return err
 		}
@@ -200,8 +201,8 @@ func (s *Server) tracking(ctx *fasthttp.RequestCtx, rq *request) {
 		err = errTrackingNotFound
 	}
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
-	s.reply(ctx, rq, 200, out)
+	s.Reply(ctx, rq, 200, out)
 }

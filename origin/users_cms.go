@@ -11,6 +11,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"vitrine/edge/pipeline"
+	"vitrine/origin/handler"
 	"vitrine/origin/store"
 	"vitrine/schema"
 )
@@ -21,7 +22,7 @@ import (
 
 // userInput is the writable fields of a CMS user.
 type userInput struct {
-	ID          *Int               `json:"id"`
+	ID          *handler.Int       `json:"id"`
 	Username    *string            `json:"username"`
 	Name        *string            `json:"name"`
 	FirstName   *string            `json:"first_name"`
@@ -53,41 +54,41 @@ var (
 )
 
 // cmsAnswer writes a CMS read answered by a handler (not from the replica's read engine).
-func (s *Server) cmsAnswer(ctx *fasthttp.RequestCtx, rq *request, status int, body any, headers ...[2]string) {
+func (s *Server) cmsAnswer(ctx *fasthttp.RequestCtx, rq *handler.Request, status int, body any, headers ...[2]string) {
 	h := &ctx.Response.Header
 	own := make([][2][]byte, 0, len(headers))
 	for _, kv := range headers {
 		h.Set(kv[0], kv[1])
 		own = append(own, [2][]byte{[]byte(kv[0]), []byte(kv[1])})
 	}
-	cmsHeaders(ctx, rq, own)
-	if rq.user != nil {
+	handler.CMSHeaders(ctx, rq.Info, own)
+	if rq.User != nil {
 		h.Set(fasthttp.HeaderCacheControl, "no-cache, must-revalidate, max-age=0, no-store, private")
 	} else {
 		h.Set(fasthttp.HeaderCacheControl, "public, no-cache")
 	}
-	s.replicaVersion(ctx, rq.tenant)
-	pipeline.WriteJSON(ctx, rq.iface, status, body)
-	s.http.Count(pipeline.RouteIndex(rq.route), status)
+	s.replicaVersion(ctx, rq.Tenant)
+	pipeline.WriteJSON(ctx, rq.Iface, status, body)
+	s.http.Count(pipeline.RouteIndex(rq.Route), status)
 }
 
-func (s *Server) site(rq *request) schema.Site {
-	return schema.Site{Base: rq.info.BaseURL, Loc: rq.location()}
+func (s *Server) site(rq *handler.Request) schema.Site {
+	return schema.Site{Base: rq.Info.BaseURL, Loc: rq.Location()}
 }
 
 // canEditUser is WordPress's edit_user meta capability: oneself, or edit_users.
-func canEditUser(rq *request, id schema.UserID) bool {
-	return rq.user != nil && (rq.user.ID == id || rq.user.Role.Can(schema.CapEditUsers))
+func canEditUser(rq *handler.Request, id schema.UserID) bool {
+	return rq.User != nil && (rq.User.ID == id || rq.User.Role.Can(schema.CapEditUsers))
 }
 
 // targetUser loads the user of the {id} capture, or the caller on the /me route.
-func (s *Server) targetUser(ctx *fasthttp.RequestCtx, rq *request, param string) (*schema.User, error) {
+func (s *Server) targetUser(ctx *fasthttp.RequestCtx, rq *handler.Request, param string) (*schema.User, error) {
 	raw := pipeline.Param(ctx, param)
-	if strings.HasSuffix(rq.route.Path, "/me") || raw == "me" {
-		if rq.user == nil {
+	if strings.HasSuffix(rq.Route.Path, "/me") || raw == "me" {
+		if rq.User == nil {
 			return nil, notLoggedIn
 		}
-		raw = strconv.FormatInt(int64(rq.user.ID), 10)
+		raw = strconv.FormatInt(int64(rq.User.ID), 10)
 	}
 	id, err := strconv.ParseInt(raw, 10, 64)
 	if err != nil || id <= 0 {
@@ -95,7 +96,7 @@ func (s *Server) targetUser(ctx *fasthttp.RequestCtx, rq *request, param string)
 	}
 	var u *schema.User
 	err = s.db.Tx(ctx, func(tx *store.Tx) (err error) {
-		u, err = tx.User(ctx, rq.info, schema.UserID(id))
+		u, err = tx.User(ctx, rq.Info, schema.UserID(id))
 		return err
 	})
 	if schema.ErrorCode(err) == schema.CodeNotFound {
@@ -104,9 +105,9 @@ func (s *Server) targetUser(ctx *fasthttp.RequestCtx, rq *request, param string)
 	return u, err
 }
 
-func (s *Server) listUsers(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.failRoute(ctx, rq, err) }
-	args, err := requestArgs(ctx, rq.route)
+func (s *Server) listUsers(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	fail := func(err error) { s.Fail(ctx, rq, err) }
+	args, err := requestArgs(ctx, rq.Route)
 	if err != nil {
 		fail(err)
 		return
@@ -129,11 +130,11 @@ func (s *Server) listUsers(ctx *fasthttp.RequestCtx, rq *request) {
 		return
 	}
 	var users []*schema.User
-	if err := s.db.Tx(ctx, func(tx *store.Tx) (err error) { users, err = tx.Users(ctx, rq.info); return }); err != nil {
+	if err := s.db.Tx(ctx, func(tx *store.Tx) (err error) { users, err = tx.Users(ctx, rq.Info); return }); err != nil {
 		fail(err)
 		return
 	}
-	authors := rq.tenant.Snapshot().PublishedAuthors()
+	authors := rq.Tenant.Snapshot().PublishedAuthors()
 	include, exclude := args.Get("include").Ints, args.Get("exclude").Ints
 	slugs, roles, caps := args.Get("slug").Strs, args.Get("roles").Strs, args.Get("capabilities").Strs
 	search := strings.ToLower(strings.Trim(args.Str("search"), "*"))
@@ -199,7 +200,7 @@ func (s *Server) listUsers(ctx *fasthttp.RequestCtx, rq *request) {
 		out = append(out, schema.RenderUser(all[i], args.Str("context"), s.site(rq)))
 	}
 	headers := [][2]string{{"X-WP-Total", strconv.Itoa(total)}, {"X-WP-TotalPages", strconv.Itoa(totalPages)}}
-	if link := schema.PageLinks(schema.Site{Base: rq.info.BaseURL}.RestURL(rq.route.Path), rq.route, queryArg(ctx), page, totalPages); link != "" {
+	if link := schema.PageLinks(schema.Site{Base: rq.Info.BaseURL}.RestURL(rq.Route.Path), rq.Route, queryArg(ctx), page, totalPages); link != "" {
 		headers = append(headers, [2]string{"Link", link})
 	}
 	s.cmsAnswer(ctx, rq, 200, out, headers...)
@@ -212,9 +213,9 @@ func queryArg(ctx *fasthttp.RequestCtx) func(string) (string, bool) {
 	return func(n string) (string, bool) { return string(ctx.QueryArgs().Peek(n)), ctx.QueryArgs().Has(n) }
 }
 
-func (s *Server) getUser(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.failRoute(ctx, rq, err) }
-	args, err := requestArgs(ctx, rq.route)
+func (s *Server) getUser(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	fail := func(err error) { s.Fail(ctx, rq, err) }
+	args, err := requestArgs(ctx, rq.Route)
 	if err != nil {
 		fail(err)
 		return
@@ -224,13 +225,13 @@ func (s *Server) getUser(ctx *fasthttp.RequestCtx, rq *request) {
 		fail(err)
 		return
 	}
-	self := rq.user != nil && rq.user.ID == u.ID
+	self := rq.User != nil && rq.User.ID == u.ID
 	context := args.Str("context")
 	switch {
 	case self:
 	case context == "edit" && !can(rq, schema.CapListUsers):
 		err = cannot(rq, "rest_user_cannot_view", "Sorry, you are not allowed to list users.")
-	case rq.tenant.Snapshot().PublishedAuthors()[u.ID] == 0 && !canEditUser(rq, u.ID) && !can(rq, schema.CapListUsers):
+	case rq.Tenant.Snapshot().PublishedAuthors()[u.ID] == 0 && !canEditUser(rq, u.ID) && !can(rq, schema.CapListUsers):
 		err = cannot(rq, "rest_user_cannot_view", "Sorry, you are not allowed to list users.")
 	}
 	if err != nil {
@@ -246,7 +247,7 @@ func decodeUser(ctx *fasthttp.RequestCtx, creating bool) (*userInput, error) {
 	if len(bytes.TrimSpace(ctx.Request.Body())) == 0 && !creating {
 		return &in, nil
 	}
-	if err := jsonBody(ctx, &in); err != nil {
+	if err := handler.JSONBody(ctx, &in); err != nil {
 		if creating && len(bytes.TrimSpace(ctx.Request.Body())) == 0 {
 			return nil, missingParams("username", "email")
 		}
@@ -292,7 +293,7 @@ func missingParams(names ...string) *schema.Error {
 }
 
 // applyUser applies the input to u and checks the role change and uniqueness.
-func applyUser(ctx *fasthttp.RequestCtx, rq *request, tx *store.Tx, in *userInput, u *schema.User, old *schema.User) error {
+func applyUser(ctx *fasthttp.RequestCtx, rq *handler.Request, tx *store.Tx, in *userInput, u *schema.User, old *schema.User) error {
 	set(&u.DisplayName, in.Name)
 	set(&u.Email, in.Email)
 	p := &u.Profile
@@ -311,7 +312,7 @@ func applyUser(ctx *fasthttp.RequestCtx, rq *request, tx *store.Tx, in *userInpu
 			if !can(rq, schema.CapEditUsers) {
 				return cannot(rq, "rest_cannot_edit_roles", "Sorry, you are not allowed to edit roles of this user.")
 			}
-			if old != nil && old.ID == rq.user.ID && !role.Can(schema.CapEditUsers) {
+			if old != nil && old.ID == rq.User.ID && !role.Can(schema.CapEditUsers) {
 				return cannot(rq, "rest_user_invalid_role", "Sorry, you are not allowed to give users that role.")
 			}
 		}
@@ -321,7 +322,7 @@ func applyUser(ctx *fasthttp.RequestCtx, rq *request, tx *store.Tx, in *userInpu
 	if old != nil {
 		exclude = old.ID
 	}
-	loginTaken, emailTaken, slugTaken, err := tx.UserTaken(ctx, rq.info, u.Login, u.Email, u.Slug, exclude)
+	loginTaken, emailTaken, slugTaken, err := tx.UserTaken(ctx, rq.Info, u.Login, u.Email, u.Slug, exclude)
 	if err != nil {
 		return err
 	}
@@ -337,7 +338,7 @@ func applyUser(ctx *fasthttp.RequestCtx, rq *request, tx *store.Tx, in *userInpu
 		base := u.Slug
 		for n := 2; slugTaken; n++ {
 			u.Slug = base + "-" + strconv.Itoa(n)
-			if _, _, slugTaken, err = tx.UserTaken(ctx, rq.info, "", "", u.Slug, 0); err != nil {
+			if _, _, slugTaken, err = tx.UserTaken(ctx, rq.Info, "", "", u.Slug, 0); err != nil {
 				return err
 			}
 		}
@@ -353,7 +354,7 @@ func applyUser(ctx *fasthttp.RequestCtx, rq *request, tx *store.Tx, in *userInpu
 	return nil
 }
 
-func (s *Server) createUser(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Server) createUser(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	in, err := decodeUser(ctx, true)
 	if err == nil && !can(rq, schema.CapCreateUsers) {
 		err = cannot(rq, "rest_cannot_create_user", "Sorry, you are not allowed to create new users.")
@@ -370,7 +371,7 @@ func (s *Server) createUser(ctx *fasthttp.RequestCtx, rq *request) {
 		}
 	}
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	u := &schema.User{Login: *in.Username, Role: schema.RoleSubscriber}
@@ -379,18 +380,18 @@ func (s *Server) createUser(ctx *fasthttp.RequestCtx, rq *request) {
 		if err := applyUser(ctx, rq, tx, in, u, nil); err != nil {
 			return err
 		}
-		return tx.CreateUserTx(ctx, rq.info, u)
+		return tx.CreateUserTx(ctx, rq.Info, u)
 	})
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
-	ctx.Response.Header.Set(fasthttp.HeaderLocation, schema.Site{Base: rq.info.BaseURL}.RestURL("/cms/v2/users/"+strconv.FormatInt(int64(u.ID), 10)))
-	s.written(ctx, rq, commits, fasthttp.StatusCreated, schema.RenderUser(u, "edit", s.site(rq)))
+	ctx.Response.Header.Set(fasthttp.HeaderLocation, schema.Site{Base: rq.Info.BaseURL}.RestURL("/cms/v2/users/"+strconv.FormatInt(int64(u.ID), 10)))
+	s.Written(ctx, rq, commits, fasthttp.StatusCreated, schema.RenderUser(u, "edit", s.site(rq)))
 }
 
-func (s *Server) updateUser(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.failRoute(ctx, rq, err) }
+func (s *Server) updateUser(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	fail := func(err error) { s.Fail(ctx, rq, err) }
 	in, err := decodeUser(ctx, false)
 	if err != nil {
 		fail(err)
@@ -412,18 +413,18 @@ func (s *Server) updateUser(ctx *fasthttp.RequestCtx, rq *request) {
 		if err := applyUser(ctx, rq, tx, in, &u, old); err != nil {
 			return err
 		}
-		return tx.UpdateUser(ctx, rq.info, &u)
+		return tx.UpdateUser(ctx, rq.Info, &u)
 	})
 	if err != nil {
 		fail(err)
 		return
 	}
-	s.written(ctx, rq, commits, 200, schema.RenderUser(&u, "edit", s.site(rq)))
+	s.Written(ctx, rq, commits, 200, schema.RenderUser(&u, "edit", s.site(rq)))
 }
 
-func (s *Server) deleteUser(ctx *fasthttp.RequestCtx, rq *request) {
-	fail := func(err error) { s.failRoute(ctx, rq, err) }
-	args, err := requestArgs(ctx, rq.route)
+func (s *Server) deleteUser(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	fail := func(err error) { s.Fail(ctx, rq, err) }
+	args, err := requestArgs(ctx, rq.Route)
 	if err == nil && !args.Get("reassign").Given {
 		e := missingParams("reassign")
 		err = e
@@ -450,19 +451,19 @@ func (s *Server) deleteUser(ctx *fasthttp.RequestCtx, rq *request) {
 		if reassign == u.ID {
 			return &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_user_invalid_reassign", Message: "Invalid user ID for reassignment."}
 		}
-		if _, err := tx.User(ctx, rq.info, reassign); err != nil {
+		if _, err := tx.User(ctx, rq.Info, reassign); err != nil {
 			if schema.ErrorCode(err) == schema.CodeNotFound {
 				return &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_user_invalid_reassign", Message: "Invalid user ID for reassignment."}
 			}
 			return err
 		}
-		return tx.DeleteUser(ctx, rq.info, u.ID, reassign)
+		return tx.DeleteUser(ctx, rq.Info, u.ID, reassign)
 	})
 	if err != nil {
 		fail(err)
 		return
 	}
-	s.written(ctx, rq, commits, 200, map[string]any{"deleted": true, "previous": prev})
+	s.Written(ctx, rq, commits, 200, map[string]any{"deleted": true, "previous": prev})
 }
 
 // requestPasswordHash returns the keyed hash of the application password the request

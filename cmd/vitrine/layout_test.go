@@ -7,6 +7,7 @@ import (
 	"go/token"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -71,6 +72,28 @@ func TestImportDirections(t *testing.T) {
 	}{
 		{"vitrine/bench", exact("vitrine/origin"), "the bench sets tenants up through the store and schema, never the origin's handlers"},
 		{"vitrine/origin", prefix("vitrine/edge/cache"), "the origin caches no rendered bodies"},
+	}
+	// Capabilities: the packages under origin/ that bind handlers (they import origin/handler).
+	// Each depends on origin/handler, origin/store and schema, never on the origin's server
+	// package or on a sibling capability.
+	capability := map[string]bool{}
+	for _, p := range listPackages(t) {
+		if under(p.ImportPath, "vitrine/origin") && p.ImportPath != "vitrine/origin" && slices.Contains(p.Imports, "vitrine/origin/handler") {
+			capability[p.ImportPath] = true
+		}
+	}
+	for _, p := range listPackages(t) {
+		if !under(p.ImportPath, "vitrine/origin") || p.ImportPath == "vitrine/origin" {
+			continue
+		}
+		for _, d := range p.Deps {
+			if d == "vitrine/origin" {
+				t.Errorf("%s depends on vitrine/origin: packages under origin/ never reach back into the server", p.ImportPath)
+			}
+			if capability[p.ImportPath] && capability[d] && d != p.ImportPath {
+				t.Errorf("%s depends on %s: a capability never depends on a sibling capability", p.ImportPath, d)
+			}
+		}
 	}
 	// Test-support packages start real servers on purpose.
 	testSupport := map[string]bool{"vitrine/origin/store/storetest": true, "vitrine/sync/natstest": true}

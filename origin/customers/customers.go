@@ -1,4 +1,16 @@
-package origin
+// Package customers is the storefront's customer accounts at the origin: registration and
+// sign-in (argon2id password hashes, opaque session tokens stored as hashes), the signed-in
+// customer's orders, addresses and wishlist, and the token check other capabilities use
+// (Service.Customer, Service.WithCustomer).
+//
+// # Invariants
+//
+//   - A password is hashed outside the transaction that stores it (a retried transaction never
+//     hashes twice), and a login for an unknown email costs what a wrong password costs.
+//   - Sign-in is throttled per client address and per account, in the database, so the limits
+//     hold across every edge and origin.
+//   - A token is valid only for the tenant that issued it.
+package customers
 
 import (
 	"bytes"
@@ -8,6 +20,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"vitrine/edge/pipeline"
+	"vitrine/origin/handler"
 	"vitrine/origin/store"
 	"vitrine/schema"
 )
@@ -15,26 +28,33 @@ import (
 // Login throttles, kept at the origin so that they hold across every edge: per client IP, and
 // per account (whoever tries it) so that a distributed guesser is slowed too.
 var (
-	loginIPThrottle      = throttle{name: "login", limit: 20, window: time.Minute}
-	loginAccountThrottle = throttle{name: "login-account", limit: 10, window: 15 * time.Minute}
-	registerThrottle     = throttle{name: "register", limit: 10, window: time.Minute}
+	loginIPThrottle      = handler.Throttle{Name: "login", Limit: 20, Window: time.Minute}
+	loginAccountThrottle = handler.Throttle{Name: "login-account", Limit: 10, Window: 15 * time.Minute}
+	registerThrottle     = handler.Throttle{Name: "register", Limit: 10, Window: time.Minute}
 )
 
 var errBadToken = &schema.Error{Code: schema.CodeUnauthorized, Message: "invalid or expired customer token; sign in again"}
 
-func (s *Server) customerHandlers() {
-	s.bind("customer.register", s.register)
-	s.bind("customer.login", s.login)
-	s.bind("customer.logout", s.logout)
-	s.bind("customer.get", s.withCustomer(s.getCustomer))
-	s.bind("customer.orders", s.withCustomer(s.customerOrders))
-	s.bind("customer.order", s.withCustomer(s.customerOrder))
-	s.bind("customer.addresses", s.withCustomer(s.addresses))
-	s.bind("customer.addresses.add", s.withCustomer(s.addAddress))
-	s.bind("customer.addresses.delete", s.withCustomer(s.deleteAddress))
-	s.bind("customer.wishlist", s.withCustomer(s.wishlist))
-	s.bind("customer.wishlist.add", s.withCustomer(s.addToWishlist))
-	s.bind("customer.wishlist.delete", s.withCustomer(s.removeFromWishlist))
+// Service answers the customer routes. Its fields are set once, before Bind.
+type Service struct {
+	*handler.Responder
+	DB *store.DB
+}
+
+// Bind attaches the customer routes' handlers.
+func (s *Service) Bind(t *handler.Table) {
+	t.Bind("customer.register", s.register)
+	t.Bind("customer.login", s.login)
+	t.Bind("customer.logout", s.logout)
+	t.Bind("customer.get", s.WithCustomer(s.getCustomer))
+	t.Bind("customer.orders", s.WithCustomer(s.customerOrders))
+	t.Bind("customer.order", s.WithCustomer(s.customerOrder))
+	t.Bind("customer.addresses", s.WithCustomer(s.addresses))
+	t.Bind("customer.addresses.add", s.WithCustomer(s.addAddress))
+	t.Bind("customer.addresses.delete", s.WithCustomer(s.deleteAddress))
+	t.Bind("customer.wishlist", s.WithCustomer(s.wishlist))
+	t.Bind("customer.wishlist.add", s.WithCustomer(s.addToWishlist))
+	t.Bind("customer.wishlist.delete", s.WithCustomer(s.removeFromWishlist))
 }
 
 // bearer returns the Bearer credential of the request, or nil.
@@ -46,9 +66,9 @@ func bearer(ctx *fasthttp.RequestCtx) []byte {
 	return bytes.TrimSpace(cred)
 }
 
-// customer returns the customer of the request's session token: nil without one, an error when
+// Customer returns the customer of the request's session token: nil without one, an error when
 // the token is not a live token of this tenant.
-func (s *Server) customer(ctx *fasthttp.RequestCtx, rq *request) (*store.Customer, error) {
+func (s *Service) Customer(ctx *fasthttp.RequestCtx, rq *handler.Request) (*store.Customer, error) {
 	tok := bearer(ctx)
 	if tok == nil {
 		return nil, nil
@@ -57,12 +77,12 @@ func (s *Server) customer(ctx *fasthttp.RequestCtx, rq *request) (*store.Custome
 		return nil, errBadToken
 	}
 	var c *store.Customer
-	err := s.db.Tx(ctx, func(tx *store.Tx) error {
-		settings, err := tx.Settings(ctx, rq.info)
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
+		settings, err := tx.Settings(ctx, rq.Info)
 		if err != nil {
 			return err
 		}
-		c, err = tx.CustomerByToken(ctx, rq.info, store.CustomerTokenHash(string(tok)), settings.TokenTTL)
+		c, err = tx.CustomerByToken(ctx, rq.Info, store.CustomerTokenHash(string(tok)), settings.TokenTTL)
 		return err
 	})
 	if err == nil && c == nil {
@@ -71,10 +91,10 @@ func (s *Server) customer(ctx *fasthttp.RequestCtx, rq *request) (*store.Custome
 	return c, err
 }
 
-// withCustomer wraps a handler that needs a signed-in customer.
-func (s *Server) withCustomer(h func(ctx *fasthttp.RequestCtx, rq *request, c *store.Customer)) handlerFunc {
-	return func(ctx *fasthttp.RequestCtx, rq *request) {
-		c, err := s.customer(ctx, rq)
+// WithCustomer wraps a handler that needs a signed-in customer.
+func (s *Service) WithCustomer(h func(ctx *fasthttp.RequestCtx, rq *handler.Request, c *store.Customer)) handler.Func {
+	return func(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+		c, err := s.Customer(ctx, rq)
 		if err == nil && c == nil {
 			err = &schema.Error{Code: schema.CodeUnauthorized, Message: "a customer token is required: Authorization: Bearer <token> from POST /api/customer/login"}
 		}
@@ -82,7 +102,7 @@ func (s *Server) withCustomer(h func(ctx *fasthttp.RequestCtx, rq *request, c *s
 			if schema.ErrorCode(err) == schema.CodeUnauthorized {
 				ctx.Response.Header.Set(fasthttp.HeaderWWWAuthenticate, `Bearer realm="vitrine"`)
 			}
-			s.failRoute(ctx, rq, err)
+			s.Fail(ctx, rq, err)
 			return
 		}
 		h(ctx, rq, c)
@@ -102,26 +122,26 @@ type tokenResponse struct {
 	Customer  *store.Customer `json:"customer,omitempty"`
 }
 
-func (s *Server) register(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Service) register(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	var in credentialsInput
-	if err := jsonBody(ctx, &in); err != nil {
-		s.failRoute(ctx, rq, err)
+	if err := handler.JSONBody(ctx, &in); err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
 	if in.Email == nil || in.Password == nil {
-		s.failRoute(ctx, rq, schema.Invalid("email", "email and password are required"))
+		s.Fail(ctx, rq, schema.Invalid("email", "email and password are required"))
 		return
 	}
 	if n := len(*in.Password); n < minPasswordLen || n > maxPasswordLen {
-		s.failRoute(ctx, rq, schema.Invalid("password", "password must be %d to %d characters", int64(minPasswordLen), int64(maxPasswordLen)))
+		s.Fail(ctx, rq, schema.Invalid("password", "password must be %d to %d characters", int64(minPasswordLen), int64(maxPasswordLen)))
 		return
 	}
 	if err := schema.ValidateEmail("email", store.NormalizeEmail(*in.Email)); err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
-	if err := s.throttled(ctx, rq, registerThrottle); err != nil {
-		s.failRoute(ctx, rq, err)
+	if err := registerThrottle.Spend(ctx, s.DB, rq); err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
 	name := ""
@@ -131,54 +151,54 @@ func (s *Server) register(ctx *fasthttp.RequestCtx, rq *request) {
 	hash := hashPassword(*in.Password) // outside the transaction: it may be retried
 	token, tokenHash := store.NewCustomerToken()
 	var out tokenResponse
-	err := s.db.Tx(ctx, func(tx *store.Tx) error {
-		settings, err := tx.Settings(ctx, rq.info)
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
+		settings, err := tx.Settings(ctx, rq.Info)
 		if err != nil {
 			return err
 		}
-		c, err := tx.CreateCustomer(ctx, rq.info, *in.Email, name, hash)
+		c, err := tx.CreateCustomer(ctx, rq.Info, *in.Email, name, hash)
 		if err != nil {
 			return err
 		}
 		out = tokenResponse{Token: token, ExpiresAt: tx.Now().Add(settings.TokenTTL), Customer: c}
-		return tx.CreateCustomerToken(ctx, rq.info, c.ID, tokenHash, settings.TokenTTL)
+		return tx.CreateCustomerToken(ctx, rq.Info, c.ID, tokenHash, settings.TokenTTL)
 	})
-	s.respond(ctx, rq, 201, err, out)
+	s.Respond(ctx, rq, 201, err, out)
 }
 
-func (s *Server) login(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Service) login(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	var in credentialsInput
-	if err := jsonBody(ctx, &in); err != nil {
-		s.failRoute(ctx, rq, err)
+	if err := handler.JSONBody(ctx, &in); err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
 	if in.Email == nil || in.Password == nil || in.Name != nil {
-		s.failRoute(ctx, rq, schema.Invalid("email", "the body is {\"email\": ..., \"password\": ...}"))
+		s.Fail(ctx, rq, schema.Invalid("email", "the body is {\"email\": ..., \"password\": ...}"))
 		return
 	}
 	email := store.NormalizeEmail(*in.Email)
-	if err := s.throttled(ctx, rq, loginIPThrottle); err != nil {
-		s.failRoute(ctx, rq, err)
+	if err := loginIPThrottle.Spend(ctx, s.DB, rq); err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
-	if ok, retry, err := s.db.Throttle(ctx, rq.info, loginAccountThrottle.name+":"+email, loginAccountThrottle.limit, loginAccountThrottle.window); err != nil || !ok {
+	if ok, retry, err := s.DB.Throttle(ctx, rq.Info, loginAccountThrottle.Name+":"+email, loginAccountThrottle.Limit, loginAccountThrottle.Window); err != nil || !ok {
 		if err == nil {
 			secs := int(retry/time.Second) + 1
 			err = &schema.Error{Code: schema.CodeRateLimited, RetryAfter: secs,
 				Message: "too many sign-in attempts for this account; retry in " + strconv.Itoa(secs) + " seconds"}
 		}
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	var c *store.Customer
 	var hash string
-	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		var err error
-		c, hash, err = tx.CustomerCredentials(ctx, rq.info, email)
+		c, hash, err = tx.CustomerCredentials(ctx, rq.Info, email)
 		return err
 	})
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	// An unknown email costs one verification too, and answers exactly as a wrong password.
@@ -186,45 +206,36 @@ func (s *Server) login(ctx *fasthttp.RequestCtx, rq *request) {
 		hash = dummyPasswordHash
 	}
 	if !verifyPassword(*in.Password, hash) || c == nil {
-		s.failRoute(ctx, rq, &schema.Error{Code: schema.CodeUnauthorized, Message: "invalid email or password"})
+		s.Fail(ctx, rq, &schema.Error{Code: schema.CodeUnauthorized, Message: "invalid email or password"})
 		return
 	}
 	token, tokenHash := store.NewCustomerToken()
 	var out tokenResponse
-	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		settings, err := tx.Settings(ctx, rq.info)
+	err = s.DB.Tx(ctx, func(tx *store.Tx) error {
+		settings, err := tx.Settings(ctx, rq.Info)
 		if err != nil {
 			return err
 		}
 		out = tokenResponse{Token: token, ExpiresAt: tx.Now().Add(settings.TokenTTL)}
-		return tx.CreateCustomerToken(ctx, rq.info, c.ID, tokenHash, settings.TokenTTL)
+		return tx.CreateCustomerToken(ctx, rq.Info, c.ID, tokenHash, settings.TokenTTL)
 	})
-	s.respond(ctx, rq, 200, err, out)
+	s.Respond(ctx, rq, 200, err, out)
 }
 
-func (s *Server) logout(ctx *fasthttp.RequestCtx, rq *request) {
+func (s *Service) logout(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	tok := bearer(ctx)
 	if tok == nil {
-		s.failRoute(ctx, rq, errBadToken)
+		s.Fail(ctx, rq, errBadToken)
 		return
 	}
-	err := s.db.Tx(ctx, func(tx *store.Tx) error {
-		return tx.DeleteCustomerToken(ctx, rq.info, store.CustomerTokenHash(string(tok)))
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
+		return tx.DeleteCustomerToken(ctx, rq.Info, store.CustomerTokenHash(string(tok)))
 	})
-	s.noContentOr(ctx, rq, err)
+	s.NoContentOr(ctx, rq, err)
 }
 
-// noContentOr answers 204, or err when it is not nil.
-func (s *Server) noContentOr(ctx *fasthttp.RequestCtx, rq *request, err error) {
-	if err != nil {
-		s.failRoute(ctx, rq, err)
-		return
-	}
-	s.noContent(ctx, rq)
-}
-
-func (s *Server) getCustomer(ctx *fasthttp.RequestCtx, rq *request, c *store.Customer) {
-	s.reply(ctx, rq, 200, c)
+func (s *Service) getCustomer(ctx *fasthttp.RequestCtx, rq *handler.Request, c *store.Customer) {
+	s.Reply(ctx, rq, 200, c)
 }
 
 // orderSummary is an order in a customer's order history.
@@ -237,18 +248,16 @@ type orderSummary struct {
 	CreatedAt         time.Time    `json:"created_at"`
 }
 
-func (s *Server) customerOrders(ctx *fasthttp.RequestCtx, rq *request, c *store.Customer) {
-	args, err := schema.ParseArgs(rq.route, func(n string) (string, bool) {
-		return string(ctx.QueryArgs().Peek(n)), ctx.QueryArgs().Has(n)
-	})
+func (s *Service) customerOrders(ctx *fasthttp.RequestCtx, rq *handler.Request, c *store.Customer) {
+	args, err := schema.ParseArgs(rq.Route, handler.Query(ctx))
 	if err != nil {
-		s.failRoute(ctx, rq, err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	page, perPage := int(args.Int("page")), int(args.Int("per_page"))
 	var out schema.Page[orderSummary]
-	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		orders, total, err := tx.CustomerOrders(ctx, rq.info, c.ID, (page-1)*perPage, perPage)
+	err = s.DB.Tx(ctx, func(tx *store.Tx) error {
+		orders, total, err := tx.CustomerOrders(ctx, rq.Info, c.ID, (page-1)*perPage, perPage)
 		if err != nil {
 			return err
 		}
@@ -263,108 +272,108 @@ func (s *Server) customerOrders(ctx *fasthttp.RequestCtx, rq *request, c *store.
 		}
 		return nil
 	})
-	s.respond(ctx, rq, 200, err, out)
+	s.Respond(ctx, rq, 200, err, out)
 }
 
 var errOrderNotFound = &schema.Error{Code: schema.CodeNotFound, Message: "order not found"}
 
-func (s *Server) customerOrder(ctx *fasthttp.RequestCtx, rq *request, c *store.Customer) {
+func (s *Service) customerOrder(ctx *fasthttp.RequestCtx, rq *handler.Request, c *store.Customer) {
 	ref, ok := schema.NormalizeOrderReference(pipeline.Param(ctx, "reference"))
 	if !ok {
-		s.failRoute(ctx, rq, errOrderNotFound)
+		s.Fail(ctx, rq, errOrderNotFound)
 		return
 	}
 	var o *store.Order
-	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		var err error
-		o, err = tx.OrderByReference(ctx, rq.info, ref)
+		o, err = tx.OrderByReference(ctx, rq.Info, ref)
 		return err
 	})
 	if err == nil && (o == nil || o.CustomerID != c.ID) {
 		err = errOrderNotFound // another customer's order does not exist for this one
 	}
-	s.respond(ctx, rq, 200, err, &o.View)
+	s.Respond(ctx, rq, 200, err, &o.View)
 }
 
-func (s *Server) addresses(ctx *fasthttp.RequestCtx, rq *request, c *store.Customer) {
+func (s *Service) addresses(ctx *fasthttp.RequestCtx, rq *handler.Request, c *store.Customer) {
 	var out []store.SavedAddress
-	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		var err error
-		out, err = tx.Addresses(ctx, rq.info, c.ID)
+		out, err = tx.Addresses(ctx, rq.Info, c.ID)
 		return err
 	})
-	s.respond(ctx, rq, 200, err, schema.List[store.SavedAddress]{Data: out})
+	s.Respond(ctx, rq, 200, err, schema.List[store.SavedAddress]{Data: out})
 }
 
-func (s *Server) addAddress(ctx *fasthttp.RequestCtx, rq *request, c *store.Customer) {
+func (s *Service) addAddress(ctx *fasthttp.RequestCtx, rq *handler.Request, c *store.Customer) {
 	var in struct {
 		schema.Address
 		Default bool `json:"default"`
 	}
-	if err := jsonBody(ctx, &in); err != nil {
-		s.failRoute(ctx, rq, err)
+	if err := handler.JSONBody(ctx, &in); err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
 	var out *store.SavedAddress
-	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		var err error
-		out, err = tx.AddAddress(ctx, rq.info, c.ID, in.Address, in.Default)
+		out, err = tx.AddAddress(ctx, rq.Info, c.ID, in.Address, in.Default)
 		return err
 	})
-	s.respond(ctx, rq, 201, err, out)
+	s.Respond(ctx, rq, 201, err, out)
 }
 
-func (s *Server) deleteAddress(ctx *fasthttp.RequestCtx, rq *request, c *store.Customer) {
-	id, err := pathID(ctx, "address")
+func (s *Service) deleteAddress(ctx *fasthttp.RequestCtx, rq *handler.Request, c *store.Customer) {
+	id, err := handler.PathID(ctx, "address")
 	if err == nil {
-		err = s.db.Tx(ctx, func(tx *store.Tx) error { return tx.DeleteAddress(ctx, rq.info, c.ID, id) })
+		err = s.DB.Tx(ctx, func(tx *store.Tx) error { return tx.DeleteAddress(ctx, rq.Info, c.ID, id) })
 	}
-	s.noContentOr(ctx, rq, err)
+	s.NoContentOr(ctx, rq, err)
 }
 
-func (s *Server) wishlist(ctx *fasthttp.RequestCtx, rq *request, c *store.Customer) {
+func (s *Service) wishlist(ctx *fasthttp.RequestCtx, rq *handler.Request, c *store.Customer) {
 	var out []store.WishlistItem
-	err := s.db.Tx(ctx, func(tx *store.Tx) error {
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		var err error
-		out, err = tx.Wishlist(ctx, rq.info, c.ID)
+		out, err = tx.Wishlist(ctx, rq.Info, c.ID)
 		return err
 	})
-	s.respond(ctx, rq, 200, err, schema.List[store.WishlistItem]{Data: out})
+	s.Respond(ctx, rq, 200, err, schema.List[store.WishlistItem]{Data: out})
 }
 
-func (s *Server) addToWishlist(ctx *fasthttp.RequestCtx, rq *request, c *store.Customer) {
+func (s *Service) addToWishlist(ctx *fasthttp.RequestCtx, rq *handler.Request, c *store.Customer) {
 	var in struct {
 		ProductID *int64 `json:"product_id"`
 	}
-	if err := jsonBody(ctx, &in); err != nil {
-		s.failRoute(ctx, rq, err)
+	if err := handler.JSONBody(ctx, &in); err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
 	if in.ProductID == nil || *in.ProductID <= 0 {
-		s.failRoute(ctx, rq, schema.Invalid("product_id", "product_id is required: a positive integer"))
+		s.Fail(ctx, rq, schema.Invalid("product_id", "product_id is required: a positive integer"))
 		return
 	}
 	var out []store.WishlistItem
-	err := s.db.Tx(ctx, func(tx *store.Tx) error {
-		p, err := tx.Product(ctx, rq.info, schema.ProductID(*in.ProductID))
+	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
+		p, err := tx.Product(ctx, rq.Info, schema.ProductID(*in.ProductID))
 		if err != nil || !p.Public() {
 			return &schema.Error{Code: schema.CodeNotFound, Field: "product_id", Message: "product not found"}
 		}
-		if err := tx.AddToWishlist(ctx, rq.info, c.ID, p.ID); err != nil {
+		if err := tx.AddToWishlist(ctx, rq.Info, c.ID, p.ID); err != nil {
 			return err
 		}
-		out, err = tx.Wishlist(ctx, rq.info, c.ID)
+		out, err = tx.Wishlist(ctx, rq.Info, c.ID)
 		return err
 	})
-	s.respond(ctx, rq, 200, err, schema.List[store.WishlistItem]{Data: out})
+	s.Respond(ctx, rq, 200, err, schema.List[store.WishlistItem]{Data: out})
 }
 
-func (s *Server) removeFromWishlist(ctx *fasthttp.RequestCtx, rq *request, c *store.Customer) {
+func (s *Service) removeFromWishlist(ctx *fasthttp.RequestCtx, rq *handler.Request, c *store.Customer) {
 	id, err := strconv.ParseInt(pipeline.Param(ctx, "product"), 10, 64)
 	if err != nil || id <= 0 {
-		s.failRoute(ctx, rq, &schema.Error{Code: schema.CodeNotFound, Message: "wishlist item not found"})
+		s.Fail(ctx, rq, &schema.Error{Code: schema.CodeNotFound, Message: "wishlist item not found"})
 		return
 	}
-	err = s.db.Tx(ctx, func(tx *store.Tx) error { return tx.RemoveFromWishlist(ctx, rq.info, c.ID, schema.ProductID(id)) })
-	s.noContentOr(ctx, rq, err)
+	err = s.DB.Tx(ctx, func(tx *store.Tx) error { return tx.RemoveFromWishlist(ctx, rq.Info, c.ID, schema.ProductID(id)) })
+	s.NoContentOr(ctx, rq, err)
 }

@@ -1,4 +1,4 @@
-package origin
+package customers
 
 import (
 	"crypto/rand"
@@ -31,7 +31,7 @@ const (
 func hashPassword(password string) string {
 	salt := make([]byte, argonSaltLen)
 	if _, err := rand.Read(salt); err != nil {
-		panic("origin: crypto/rand: " + err.Error())
+		panic("customers: crypto/rand: " + err.Error())
 	}
 	key := argon2.IDKey([]byte(password), salt, argonTime, argonMemoryKiB, argonThreads, argonKeyLen)
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemoryKiB, argonTime, argonThreads,

@@ -1,4 +1,4 @@
-package origin
+package handler
 
 import (
 	"bytes"
@@ -27,24 +27,24 @@ func typeName(t string) string {
 	switch {
 	case strings.HasPrefix(t, "[]"):
 		return "array"
-	case strings.HasPrefix(t, "map["), strings.HasPrefix(t, "schema."), strings.HasPrefix(t, "origin."), strings.HasPrefix(t, "*"):
+	case strings.HasPrefix(t, "map["), strings.HasPrefix(t, "schema."), strings.HasPrefix(t, "origin."), strings.HasPrefix(t, "handler."), strings.HasPrefix(t, "*"):
 		return "object"
 	}
 	return t
 }
 
-// decodeJSON decodes a request body into v (a struct of pointer fields for a patch). It refuses an
+// DecodeJSON decodes a request body into v (a struct of pointer fields for a patch). It refuses an
 // empty body, malformed JSON, trailing data, unknown fields, values of the wrong type and explicit
 // nulls, each with a message naming the problem. The returned *schema.Error has CMSCode
 // rest_invalid_json for syntax errors.
-func decodeJSON(body []byte, v any) error {
+func DecodeJSON(body []byte, v any) error {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
 		return &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_invalid_json", Message: "request body must be a JSON object"}
 	}
 	if body[0] != '{' {
 		if !json.Valid(body) {
-			return syntaxError(body)
+			return SyntaxError(body)
 		}
 		return &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_invalid_json", Message: "request body must be a JSON object"}
 	}
@@ -53,7 +53,7 @@ func decodeJSON(body []byte, v any) error {
 	if err := json.Unmarshal(body, &raw); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) || !json.Valid(body) {
-			return syntaxError(body)
+			return SyntaxError(body)
 		}
 		return &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_invalid_json", Message: "request body must be a JSON object"}
 	}
@@ -82,9 +82,9 @@ func decodeJSON(body []byte, v any) error {
 			return &schema.Error{Code: schema.CodeInvalid, Field: name, CMSCode: "rest_invalid_param",
 				Message: "unknown field " + name, Params: map[string]string{name: name + " is not a valid property."}}
 		default:
-			var fe *fieldError
+			var fe *FieldError
 			if errors.As(err, &fe) {
-				return fe.err
+				return fe.Err
 			}
 			return &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_invalid_param", Message: "invalid request body: " + cleanJSONError(err)}
 		}
@@ -100,7 +100,8 @@ func topField(f string) string {
 	return name
 }
 
-func syntaxError(body []byte) error {
+// SyntaxError is the rest_invalid_json refusal of a body that is not JSON, naming where it breaks.
+func SyntaxError(body []byte) error {
 	var v any
 	err := json.Unmarshal(body, &v)
 	var se *json.SyntaxError
@@ -115,10 +116,10 @@ func syntaxError(body []byte) error {
 
 func cleanJSONError(err error) string { return strings.TrimPrefix(err.Error(), "json: ") }
 
-// fieldError lets a custom unmarshaler report a precise error through the decoder.
-type fieldError struct{ err *schema.Error }
+// FieldError lets a custom unmarshaler report a precise error through DecodeJSON.
+type FieldError struct{ Err *schema.Error }
 
-func (e *fieldError) Error() string { return e.err.Error() }
+func (e *FieldError) Error() string { return e.Err.Error() }
 
 // Text is a CMS text field: a string, or an object {"raw": string}.
 type Text struct {
@@ -136,7 +137,7 @@ func (t *Text) UnmarshalJSON(b []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&obj); err != nil || obj.Raw == nil {
-		return &fieldError{&schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_invalid_param",
+		return &FieldError{&schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_invalid_param",
 			Message: "a text field must be a string or an object with a raw string"}}
 	}
 	t.Raw = *obj.Raw
@@ -151,7 +152,7 @@ func (n *Int) UnmarshalJSON(b []byte) error {
 	s := strings.Trim(string(b), `"`)
 	var v int64
 	if _, err := fmt.Sscan(s, &v); err != nil || fmt.Sprint(v) != s {
-		return &fieldError{&schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_invalid_param", Message: "expected an integer, got " + string(b)}}
+		return &FieldError{&schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_invalid_param", Message: "expected an integer, got " + string(b)}}
 	}
 	*n = Int(v)
 	return nil

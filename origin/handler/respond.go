@@ -1,10 +1,12 @@
-package origin
+package handler
 
 import (
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
 	"github.com/valyala/fasthttp"
 
 	"vitrine/edge/pipeline"
@@ -12,20 +14,113 @@ import (
 	"vitrine/schema"
 )
 
-// This file is the one home of what every handler does around its feature: decode a body,
-// answer, fail, and count an attempt against a throttle. Feature files hold only their feature.
+// Responder is the one home of what every handler does around its feature: answer, answer a
+// write, fail, and count each answer against its route. It is safe for concurrent use.
+type Responder struct {
+	Log  *slog.Logger
+	HTTP *pipeline.HTTPMetrics
+	// Writes counts successful writes; WriteWaitTimeouts the writes whose answer stopped waiting
+	// for the origin's replica.
+	Writes, WriteWaitTimeouts *metrics.Counter
+	// WriteWait bounds how long a write's answer waits for the origin's replica to apply it.
+	WriteWait time.Duration
+}
 
-// jsonBody checks the content type of a write and decodes its body into v.
-func jsonBody(ctx *fasthttp.RequestCtx, v any) error {
+// Reply writes a successful answer that is not a replicated write.
+func (r *Responder) Reply(ctx *fasthttp.RequestCtx, rq *Request, status int, v any) {
+	ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
+	pipeline.WriteJSON(ctx, rq.Iface, status, v)
+	r.HTTP.Count(pipeline.RouteIndex(rq.Route), status)
+}
+
+// Respond fails with err when it is not nil, else replies v with status.
+func (r *Responder) Respond(ctx *fasthttp.RequestCtx, rq *Request, status int, err error, v any) {
+	if err != nil {
+		r.Fail(ctx, rq, err)
+		return
+	}
+	r.Reply(ctx, rq, status, v)
+}
+
+// NoContent answers 204.
+func (r *Responder) NoContent(ctx *fasthttp.RequestCtx, rq *Request) {
+	ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
+	ctx.SetStatusCode(fasthttp.StatusNoContent)
+	r.HTTP.Count(pipeline.RouteIndex(rq.Route), fasthttp.StatusNoContent)
+}
+
+// NoContentOr fails with err when it is not nil, else answers 204.
+func (r *Responder) NoContentOr(ctx *fasthttp.RequestCtx, rq *Request, err error) {
+	if err != nil {
+		r.Fail(ctx, rq, err)
+		return
+	}
+	r.NoContent(ctx, rq)
+}
+
+// Written finishes a successful write: Vitrine-Write-Version, a bounded wait for the origin's
+// replica to apply it, and the response body.
+func (r *Responder) Written(ctx *fasthttp.RequestCtx, rq *Request, commits []store.LogCommit, status int, body any) {
+	r.Writes.Inc()
+	for _, c := range commits {
+		if c.Log == rq.Tenant.Slug {
+			pipeline.SetWriteVersion(&ctx.Response.Header, c.Version)
+			if !rq.Tenant.WaitFor(c.Version, r.WriteWait) {
+				r.WriteWaitTimeouts.Inc()
+			}
+		}
+	}
+	pipeline.SetReplicaVersion(&ctx.Response.Header, rq.Tenant.Version())
+	ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
+	if rq.Iface == schema.CMS {
+		CMSHeaders(ctx, rq.Info, nil)
+	}
+	pipeline.WriteJSON(ctx, rq.Iface, status, body)
+	r.HTTP.Count(pipeline.RouteIndex(rq.Route), status)
+}
+
+// Fail answers a routed request with err in its interface's error shape: the one way a handler
+// fails (Retry-After, the status and the body come from the error).
+func (r *Responder) Fail(ctx *fasthttp.RequestCtx, rq *Request, err error) {
+	r.FailAt(ctx, rq.Iface, pipeline.RouteIndex(rq.Route), rq.FromEdge, err)
+}
+
+// FailAt is Fail before a route is known: it counts the answer against route. An internal error
+// is logged with the request id; its text never reaches the caller.
+func (r *Responder) FailAt(ctx *fasthttp.RequestCtx, iface schema.Interface, route int, fromEdge bool, err error) {
+	if schema.ErrorCode(err) == schema.CodeInternal {
+		r.Log.Error("request failed", "err", err, "path", string(ctx.Path()), "client", string(pipeline.ClientIP(ctx, fromEdge)),
+			"request_id", string(ctx.Response.Header.Peek(pipeline.HeaderRequestID)))
+	}
+	pipeline.WriteError(ctx, iface, err)
+	r.HTTP.Count(route, ctx.Response.StatusCode())
+}
+
+// CMSHeaders adds the headers of every CMS response; own are the headers the answer already
+// carries (a Link of its own replaces the discovery link).
+func CMSHeaders(ctx *fasthttp.RequestCtx, info *schema.Tenant, own [][2][]byte) {
+	h := &ctx.Response.Header
+	h.Set("X-Robots-Tag", "noindex")
+	h.Set("X-Content-Type-Options", "nosniff")
+	for _, kv := range own {
+		if string(kv[0]) == "Link" {
+			return
+		}
+	}
+	h.Set("Link", "<"+info.BaseURL+"/index.php?rest_route=/>; rel=\"https://api.w.org/\"")
+}
+
+// JSONBody checks the content type of a write and decodes its body into v (DecodeJSON).
+func JSONBody(ctx *fasthttp.RequestCtx, v any) error {
 	ct := ctx.Request.Header.ContentType()
 	if len(ctx.Request.Body()) > 0 && len(ct) > 0 && !strings.HasPrefix(strings.ToLower(string(ct)), "application/json") {
 		return &schema.Error{Code: schema.CodeUnsupported, Message: "request body must be application/json"}
 	}
-	return decodeJSON(ctx.Request.Body(), v)
+	return DecodeJSON(ctx.Request.Body(), v)
 }
 
-// pathID parses an integer id path parameter; anything else is the 404 of the resource.
-func pathID(ctx *fasthttp.RequestCtx, what string) (int64, error) {
+// PathID parses the integer id path parameter; anything else is the 404 of the resource.
+func PathID(ctx *fasthttp.RequestCtx, what string) (int64, error) {
 	id, err := strconv.ParseInt(pipeline.Param(ctx, "id"), 10, 64)
 	if err != nil || id <= 0 {
 		return 0, &schema.Error{Code: schema.CodeNotFound, Message: what + " not found"}
@@ -33,70 +128,31 @@ func pathID(ctx *fasthttp.RequestCtx, what string) (int64, error) {
 	return id, nil
 }
 
-// reply writes a successful answer that is not a replicated write.
-func (s *Server) reply(ctx *fasthttp.RequestCtx, rq *request, status int, v any) {
-	ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
-	pipeline.WriteJSON(ctx, rq.iface, status, v)
-	s.http.Count(pipeline.RouteIndex(rq.route), status)
+// Query returns a getter of the request's query arguments, for schema.ParseArgs.
+func Query(ctx *fasthttp.RequestCtx) func(name string) (string, bool) {
+	q := ctx.QueryArgs()
+	return func(name string) (string, bool) { return string(q.Peek(name)), q.Has(name) }
 }
 
-// written finishes a successful write: Vitrine-Write-Version, a bounded wait for the origin's
-// replica to apply it, and the response body.
-func (s *Server) written(ctx *fasthttp.RequestCtx, rq *request, commits []store.LogCommit, status int, body any) {
-	s.writes.Inc()
-	for _, c := range commits {
-		if c.Log == rq.tenant.Slug {
-			pipeline.SetWriteVersion(&ctx.Response.Header, c.Version)
-			if !rq.tenant.WaitFor(c.Version, s.cfg.WriteWait) {
-				s.writeWaitTimeouts.Inc()
-			}
-		}
-	}
-	s.replicaVersion(ctx, rq.tenant)
-	ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
-	if rq.iface == schema.CMS {
-		cmsHeaders(ctx, rq, nil)
-	}
-	pipeline.WriteJSON(ctx, rq.iface, status, body)
-	s.http.Count(pipeline.RouteIndex(rq.route), status)
+// Throttle is a fixed-window limit on one kind of attempt per client address, counted in the
+// database so that it holds across every edge and origin.
+type Throttle struct {
+	Name   string
+	Limit  int64
+	Window time.Duration
 }
 
-// failRoute answers a routed request with err in its interface's error shape: the one way a
-// handler fails (Retry-After, the status and the body come from the error).
-func (s *Server) failRoute(ctx *fasthttp.RequestCtx, rq *request, err error) {
-	s.fail(ctx, rq.iface, pipeline.RouteIndex(rq.route), err)
-}
-
-// fail answers with err in the interface's error shape and counts it against route: for the
-// front of the pipeline, before a handler runs (handlers call failRoute). An internal error is
-// logged with the request id; its text never reaches the caller.
-func (s *Server) fail(ctx *fasthttp.RequestCtx, iface schema.Interface, route int, err error) {
-	if schema.ErrorCode(err) == schema.CodeInternal {
-		s.log.Error("request failed", "err", err, "path", string(ctx.Path()), "client", string(pipeline.ClientIP(ctx, s.fromEdge(ctx))),
-			"request_id", string(ctx.Response.Header.Peek(pipeline.HeaderRequestID)))
-	}
-	pipeline.WriteError(ctx, iface, err)
-	s.http.Count(route, ctx.Response.StatusCode())
-}
-
-// throttle is a fixed-window limit on one kind of attempt.
-type throttle struct {
-	name   string
-	limit  int64
-	window time.Duration
-}
-
-// throttled counts one attempt of kind th by the client, and refuses it past the limit.
-func (s *Server) throttled(ctx *fasthttp.RequestCtx, rq *request, th throttle) error {
-	ip := pipeline.ClientIP(ctx, s.fromEdge(ctx))
-	ok, retry, err := s.db.Throttle(ctx, rq.info, th.name+":ip:"+string(ip), th.limit, th.window)
+// Spend counts one attempt by the request's client, and refuses it past the limit.
+func (th Throttle) Spend(ctx *fasthttp.RequestCtx, db *store.DB, rq *Request) error {
+	ip := pipeline.ClientIP(ctx, rq.FromEdge)
+	ok, retry, err := db.Throttle(ctx, rq.Info, th.Name+":ip:"+string(ip), th.Limit, th.Window)
 	if err != nil {
 		return err
 	}
 	if !ok {
 		secs := int(retry/time.Second) + 1
 		return &schema.Error{Code: schema.CodeRateLimited, RetryAfter: secs,
-			Message: "too many " + th.name + " attempts; retry in " + strconv.Itoa(secs) + " seconds"}
+			Message: "too many " + th.Name + " attempts; retry in " + strconv.Itoa(secs) + " seconds"}
 	}
 	return nil
 }
