@@ -262,7 +262,7 @@ func (s *Server) tail(ctx *fasthttp.RequestCtx, rq pipeline.Request) {
 // apiRoot is the URL of a tenant's CMS discovery index ("" before its registry entry arrived).
 func apiRoot(t *replica.Tenant) string {
 	if info := t.Info(); info != nil {
-		return schema.Site{Base: schema.CanonicalBaseURL(info.BaseURL)}.APIRoot()
+		return pipeline.SiteAPIRoot(info.BaseURL)
 	}
 	return ""
 }
@@ -392,7 +392,7 @@ func (s *Server) read(ctx *fasthttp.RequestCtx, r *schema.Route) {
 	}
 	if iface == schema.CMS && !hasHeader(headers, "Link") {
 		if info := t.Info(); info != nil {
-			headers = append(headers, [2][]byte{[]byte("Link"), []byte("<" + schema.CanonicalBaseURL(info.BaseURL) + "/index.php?rest_route=/>; rel=\"https://api.w.org/\"")})
+			headers = append(headers, [2][]byte{[]byte("Link"), []byte(pipeline.APIRootLink(pipeline.SiteAPIRoot(info.BaseURL)))})
 		}
 	}
 	if !st.cacheable || !resp.Cacheable() {

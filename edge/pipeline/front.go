@@ -68,7 +68,7 @@ func (rq *Request) APIRoot() string {
 	if rq.Info == nil {
 		return ""
 	}
-	return schema.Site{Base: schema.CanonicalBaseURL(rq.Info.BaseURL)}.APIRoot()
+	return SiteAPIRoot(rq.Info.BaseURL)
 }
 
 // Shape applies the CMS shaping parameters (_fields, _envelope, _jsonp) to the answer in ctx;

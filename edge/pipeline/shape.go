@@ -398,7 +398,7 @@ func (sh *Shape) Apply(status int, headers [][2][]byte, body []byte, root string
 			hasRoot = hasRoot || string(kv[0]) == "Link"
 		}
 		if !hasRoot && root != "" {
-			keep = append(keep, [2][]byte{[]byte("Link"), []byte("<" + root + `>; rel="https://api.w.org/"`)})
+			keep = append(keep, [2][]byte{[]byte("Link"), []byte(APIRootLink(root))})
 		}
 		out.Headers = keep
 	}
@@ -534,7 +534,7 @@ func Options(ctx *fasthttp.RequestCtx, base string, route []byte) {
 	h.SetContentTypeBytes(ContentTypeCMS)
 	h.Set("X-Robots-Tag", "noindex")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Link", "<"+schema.Site{Base: schema.CanonicalBaseURL(base)}.APIRoot()+`>; rel="https://api.w.org/"`)
+	h.Set("Link", APIRootLink(SiteAPIRoot(base)))
 	h.Set(fasthttp.HeaderCacheControl, "no-store")
 	ctx.SetStatusCode(fasthttp.StatusOK)
 	ctx.SetBody(schema.CMSRouteDescription(base, string(route)))

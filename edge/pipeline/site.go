@@ -34,9 +34,9 @@ func SiteHome(ctx *fasthttp.RequestCtx, base, name string) {
 			Message: "The REST route parameter must be a string."})
 		return
 	}
-	root := schema.Site{Base: schema.CanonicalBaseURL(base)}.APIRoot()
+	root := SiteAPIRoot(base)
 	h := &ctx.Response.Header
-	h.Set("Link", "<"+root+`>; rel="https://api.w.org/"`)
+	h.Set("Link", APIRootLink(root))
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set(fasthttp.HeaderCacheControl, "public, no-cache")
 	h.SetContentTypeBytes(ContentTypeHTML)
@@ -44,3 +44,10 @@ func SiteHome(ctx *fasthttp.RequestCtx, base, name string) {
 	ctx.SetBodyString("<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>" + html.EscapeString(name) +
 		"</title><link rel=\"https://api.w.org/\" href=\"" + html.EscapeString(root) + "\"></head><body></body></html>\n")
 }
+
+// APIRootLink is the value of the Link header naming a site's CMS API root (WordPress's
+// rel="https://api.w.org/"), for the root URL schema.Site.APIRoot gives.
+func APIRootLink(root string) string { return "<" + root + `>; rel="https://api.w.org/"` }
+
+// SiteAPIRoot is the CMS API root of the site at base (a tenant's base URL, made canonical).
+func SiteAPIRoot(base string) string { return schema.Site{Base: schema.CanonicalBaseURL(base)}.APIRoot() }

@@ -107,7 +107,7 @@ func CMSHeaders(ctx *fasthttp.RequestCtx, info *schema.Tenant, own [][2][]byte) 
 			return
 		}
 	}
-	h.Set("Link", "<"+info.BaseURL+"/index.php?rest_route=/>; rel=\"https://api.w.org/\"")
+	h.Set("Link", pipeline.APIRootLink(pipeline.SiteAPIRoot(info.BaseURL)))
 }
 
 // JSONBody checks the content type of a write and decodes its body into v (DecodeJSON).
