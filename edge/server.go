@@ -276,8 +276,8 @@ func (s *Server) options(ctx *fasthttp.RequestCtx, t *replica.Tenant, route []by
 	pipeline.Options(ctx, base, route)
 	if r := s.router.MatchPath(ctx, schema.CMS, route); r != nil {
 		// WordPress's OPTIONS answer carries the Allow of the route it describes too.
-		param := func(name string) string { return pipeline.Param(ctx, name) }
-		if allow := pipeline.AllowValue(s.anonymousAllow(t, r, param, queryGetter(ctx))); len(allow) > 0 {
+		param := pipeline.Params(ctx)
+		if allow := pipeline.AllowValue(s.anonymousAllow(t, r, param, pipeline.Query(ctx))); len(allow) > 0 {
 			ctx.Response.Header.SetCanonical(keyAllow, allow)
 		}
 	}
@@ -331,16 +331,6 @@ func canonicalKey(t *replica.Tenant, r *schema.Route, ctx *fasthttp.RequestCtx, 
 	return args.AppendKey(k)
 }
 
-func queryGetter(ctx *fasthttp.RequestCtx) func(string) (string, bool) {
-	q := ctx.QueryArgs()
-	return func(name string) (string, bool) {
-		if !q.Has(name) {
-			return "", false
-		}
-		return string(q.Peek(name)), true
-	}
-}
-
 // read answers a route the edge serves: from the cache under its canonical key, else rendered
 // from the replica and cached.
 func (s *Server) read(ctx *fasthttp.RequestCtx, r *schema.Route) {
@@ -349,7 +339,7 @@ func (s *Server) read(ctx *fasthttp.RequestCtx, r *schema.Route) {
 	s.misses.Inc()
 	var ck []byte
 	if st.cacheable {
-		args, err := schema.ParseArgs(r, queryGetter(ctx))
+		args, err := schema.ParseArgs(r, pipeline.Query(ctx))
 		if err != nil {
 			s.failAllow(ctx, iface, t, r, err)
 			return
@@ -375,8 +365,8 @@ func (s *Server) read(ctx *fasthttp.RequestCtx, r *schema.Route) {
 			return
 		}
 	}
-	param := func(name string) string { return pipeline.Param(ctx, name) }
-	resp := reads.Answer(&reads.Request{Route: r, Tenant: t, Query: queryGetter(ctx), Param: param, Allow: s.selfHints(t)})
+	param := pipeline.Params(ctx)
+	resp := reads.Answer(&reads.Request{Route: r, Tenant: t, Query: pipeline.Query(ctx), Param: param, Allow: s.selfHints(t)})
 	if resp.Err != nil {
 		s.failAllow(ctx, iface, t, r, resp.Err)
 		return
@@ -384,7 +374,7 @@ func (s *Server) read(ctx *fasthttp.RequestCtx, r *schema.Route) {
 	headers := resp.Headers
 	var allow []byte
 	if iface == schema.CMS {
-		allow = pipeline.AllowValue(s.anonymousAllow(t, r, param, queryGetter(ctx)))
+		allow = pipeline.AllowValue(s.anonymousAllow(t, r, param, pipeline.Query(ctx)))
 	}
 	if len(allow) > 0 {
 		// Part of the entry: every anonymous request with this key passes the same checks.
@@ -475,8 +465,8 @@ func (s *Server) alias(e *cache.Entry, raw []byte) {
 // matched route for an anonymous caller, as WordPress's errors after routing do.
 func (s *Server) failAllow(ctx *fasthttp.RequestCtx, iface schema.Interface, t *replica.Tenant, r *schema.Route, err error) {
 	if iface == schema.CMS {
-		param := func(name string) string { return pipeline.Param(ctx, name) }
-		if allow := pipeline.AllowValue(s.anonymousAllow(t, r, param, queryGetter(ctx))); len(allow) > 0 {
+		param := pipeline.Params(ctx)
+		if allow := pipeline.AllowValue(s.anonymousAllow(t, r, param, pipeline.Query(ctx))); len(allow) > 0 {
 			ctx.Response.Header.SetCanonical(keyAllow, allow)
 		}
 	}
@@ -547,7 +537,7 @@ func (s *Server) selfHints(t *replica.Tenant) func(path string) []string {
 		if r == nil {
 			return []string{}
 		}
-		return s.anonymousAllow(t, r, func(name string) string { return pipeline.Param(probe, name) }, noQuery)
+		return s.anonymousAllow(t, r, pipeline.Params(probe), noQuery)
 	}
 }
 

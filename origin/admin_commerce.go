@@ -104,24 +104,16 @@ func (s *Server) putCoupon(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		}
 		return tx.PutCoupon(ctx, rq.Info, c)
 	})
-	if err != nil {
-		s.Fail(ctx, rq, err)
-		return
-	}
-	s.Reply(ctx, rq, status, c)
+	s.Respond(ctx, rq, status, err, c)
 }
 
 func (s *Server) deleteCoupon(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	err := s.db.Tx(ctx, func(tx *store.Tx) error { return tx.DeleteCoupon(ctx, rq.Info, pipeline.Param(ctx, "code")) })
-	if err != nil {
-		s.Fail(ctx, rq, err)
-		return
-	}
-	s.NoContent(ctx, rq)
+	s.NoContentOr(ctx, rq, err)
 }
 
 func (s *Server) listGiftCards(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	args, err := schema.ParseArgs(rq.Route, handler.Query(ctx))
+	args, err := schema.ParseArgs(rq.Route, pipeline.Query(ctx))
 	if err != nil {
 		s.Fail(ctx, rq, err)
 		return
@@ -181,11 +173,7 @@ func (s *Server) issueGiftCard(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		out.Code, out.GiftCard, err = tx.IssueGiftCard(ctx, rq.Info, code, currency, *in.Amount, in.ExpiresAt, note)
 		return err
 	})
-	if err != nil {
-		s.Fail(ctx, rq, err)
-		return
-	}
-	s.Reply(ctx, rq, 201, out)
+	s.Respond(ctx, rq, 201, err, out)
 }
 
 func (s *Server) getGiftCard(ctx *fasthttp.RequestCtx, rq *handler.Request) {
@@ -214,11 +202,7 @@ func (s *Server) updateGiftCard(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		out, err = tx.UpdateGiftCard(ctx, rq.Info, pipeline.Param(ctx, "id"), in.Active, in.Note)
 		return err
 	})
-	if err != nil {
-		s.Fail(ctx, rq, err)
-		return
-	}
-	s.Reply(ctx, rq, 200, out)
+	s.Respond(ctx, rq, 200, err, out)
 }
 
 func (s *Server) listShippingMethods(ctx *fasthttp.RequestCtx, rq *handler.Request) {
@@ -285,11 +269,7 @@ func (s *Server) putShippingMethod(ctx *fasthttp.RequestCtx, rq *handler.Request
 
 func (s *Server) deleteShippingMethod(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	err := s.db.Tx(ctx, func(tx *store.Tx) error { return tx.DeleteShippingMethod(ctx, rq.Info, pipeline.Param(ctx, "code")) })
-	if err != nil {
-		s.Fail(ctx, rq, err)
-		return
-	}
-	s.NoContent(ctx, rq)
+	s.NoContentOr(ctx, rq, err)
 }
 
 // settingsView is the tenant's commerce settings as the admin API shows and takes them.
@@ -367,9 +347,5 @@ func (s *Server) putSettings(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		out = viewSettings(st)
 		return tx.PutSettings(ctx, rq.Info, st)
 	})
-	if err != nil {
-		s.Fail(ctx, rq, err)
-		return
-	}
-	s.Reply(ctx, rq, 200, out)
+	s.Respond(ctx, rq, 200, err, out)
 }

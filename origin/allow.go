@@ -181,7 +181,7 @@ func (c *allowCheck) targetUser(r *schema.Route, capture string) *schema.User {
 // setAllow sets the Allow header of a CMS answer from the route the request matched, with the
 // request's path parameters and query: nothing when no check passes, as WordPress.
 func (s *Server) setAllow(ctx *fasthttp.RequestCtx, rq *handler.Request, r *schema.Route) {
-	c := &allowCheck{s: s, ctx: ctx, rq: rq, param: func(name string) string { return pipeline.Param(ctx, name) }, query: queryArg(ctx)}
+	c := &allowCheck{s: s, ctx: ctx, rq: rq, param: pipeline.Params(ctx), query: pipeline.Query(ctx)}
 	if v := pipeline.AllowValue(c.allowed(r)); len(v) > 0 {
 		ctx.Response.Header.SetBytesV(fasthttp.HeaderAllow, v)
 	} else {
@@ -207,7 +207,7 @@ func (s *Server) recordHints(ctx context.Context, rq *handler.Request, post *sch
 		if r == nil {
 			return []string{}
 		}
-		c := &allowCheck{s: s, ctx: ctx, rq: rq, param: func(name string) string { return pipeline.Param(probe, name) },
+		c := &allowCheck{s: s, ctx: ctx, rq: rq, param: pipeline.Params(probe),
 			query: func(string) (string, bool) { return "", false }, post: post, term: term}
 		return c.allowed(r)
 	}

@@ -105,7 +105,7 @@ func (s *Server) catalogHandlers() {
 }
 
 func (s *Server) listProducts(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	args, err := schema.ParseArgs(rq.Route, handler.Query(ctx))
+	args, err := schema.ParseArgs(rq.Route, pipeline.Query(ctx))
 	if err != nil {
 		s.Fail(ctx, rq, err)
 		return

@@ -391,7 +391,7 @@ func (s *Server) listMenus(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		out = append(out, s.menuView(rq, all[i], args.Str("context")))
 	}
 	headers := [][2]string{{"X-WP-Total", strconv.Itoa(total)}, {"X-WP-TotalPages", strconv.Itoa(totalPages)}}
-	if link := schema.PageLinks(schema.Site{Base: rq.Info.BaseURL}.RestURL(rq.Route.Path), rq.Route, queryArg(ctx), page, totalPages); link != "" {
+	if link := schema.PageLinks(schema.Site{Base: rq.Info.BaseURL}.RestURL(rq.Route.Path), rq.Route, pipeline.Query(ctx), page, totalPages); link != "" {
 		headers = append(headers, [2]string{"Link", link})
 	}
 	s.cmsAnswer(ctx, rq, 200, out, headers...)

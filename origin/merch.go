@@ -216,7 +216,7 @@ func (s *Server) createReview(ctx *fasthttp.RequestCtx, rq *handler.Request, c *
 }
 
 func (s *Server) listReviews(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	args, err := schema.ParseArgs(rq.Route, handler.Query(ctx))
+	args, err := schema.ParseArgs(rq.Route, pipeline.Query(ctx))
 	if err != nil {
 		s.Fail(ctx, rq, err)
 		return

@@ -103,15 +103,11 @@ func (s *Server) contact(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		m.ClientIP = string(pipeline.ClientIP(ctx, s.fromEdge(ctx)))
 		err = s.db.Tx(ctx, func(tx *store.Tx) error { return tx.InsertContactMessage(ctx, rq.Info, m) })
 	}
-	if err != nil {
-		s.Fail(ctx, rq, err)
-		return
-	}
-	s.Reply(ctx, rq, 201, map[string]any{"id": m.ID, "received": true})
+	s.Respond(ctx, rq, 201, err, map[string]any{"id": m.ID, "received": true})
 }
 
 func (s *Server) listSubscribers(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	args, err := schema.ParseArgs(rq.Route, handler.Query(ctx))
+	args, err := schema.ParseArgs(rq.Route, pipeline.Query(ctx))
 	if err != nil {
 		s.Fail(ctx, rq, err)
 		return
@@ -127,7 +123,7 @@ func (s *Server) listSubscribers(ctx *fasthttp.RequestCtx, rq *handler.Request) 
 }
 
 func (s *Server) listContactMessages(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	args, err := schema.ParseArgs(rq.Route, handler.Query(ctx))
+	args, err := schema.ParseArgs(rq.Route, pipeline.Query(ctx))
 	if err != nil {
 		s.Fail(ctx, rq, err)
 		return
@@ -166,9 +162,5 @@ func (s *Server) updateContactMessage(ctx *fasthttp.RequestCtx, rq *handler.Requ
 		out, err = tx.SetContactHandled(ctx, rq.Info, pipeline.Param(ctx, "id"), *in.Handled)
 		return err
 	})
-	if err != nil {
-		s.Fail(ctx, rq, err)
-		return
-	}
-	s.Reply(ctx, rq, 200, out)
+	s.Respond(ctx, rq, 200, err, out)
 }

@@ -235,11 +235,7 @@ func (s *Server) submitReturn(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 			err = perr
 		}
 	}
-	if err != nil {
-		s.Fail(ctx, rq, err)
-		return
-	}
-	s.Reply(ctx, rq, 201, out)
+	s.Respond(ctx, rq, 201, err, out)
 }
 
 // adminReturn is a return as staff see it, with the most its refund may record.
@@ -251,7 +247,7 @@ type adminReturn struct {
 }
 
 func (s *Server) listReturns(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	args, err := schema.ParseArgs(rq.Route, handler.Query(ctx))
+	args, err := schema.ParseArgs(rq.Route, pipeline.Query(ctx))
 	if err != nil {
 		s.Fail(ctx, rq, err)
 		return
@@ -336,9 +332,5 @@ func (s *Server) transitionReturn(ctx *fasthttp.RequestCtx, rq *handler.Request)
 		out = adminReturn{Return: r, Refundable: most}
 		return nil
 	})
-	if err != nil {
-		s.Fail(ctx, rq, err)
-		return
-	}
-	s.Reply(ctx, rq, 200, out)
+	s.Respond(ctx, rq, 200, err, out)
 }

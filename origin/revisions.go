@@ -187,7 +187,7 @@ func (s *Server) listRevisions(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	}
 	headers := [][2]string{{"X-WP-Total", strconv.Itoa(total)}, {"X-WP-TotalPages", strconv.Itoa(totalPages)}}
 	base := s.site(rq).RestURL(postType(rq).RevisionsPath(parent.ID))
-	if link := schema.PageLinks(base, rq.Route, queryArg(ctx), page, totalPages); link != "" {
+	if link := schema.PageLinks(base, rq.Route, pipeline.Query(ctx), page, totalPages); link != "" {
 		headers = append(headers, [2]string{"Link", link})
 	}
 	s.cmsAnswer(ctx, rq, 200, out, headers...)

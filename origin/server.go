@@ -287,11 +287,7 @@ func (s *Server) read(ctx *fasthttp.RequestCtx, r *schema.Route) {
 	rq.Route = r
 	viewer := reads.Viewer{User: rq.User, PostPassword: string(ctx.QueryArgs().Peek("password"))}
 	resp := reads.Answer(&reads.Request{Route: r, Tenant: rq.Tenant, Viewer: viewer, Allow: s.selfHints(ctx, rq),
-		Param: func(name string) string { return pipeline.Param(ctx, name) },
-		Query: func(name string) (string, bool) {
-			q := ctx.QueryArgs()
-			return string(q.Peek(name)), q.Has(name)
-		}})
+		Param: pipeline.Params(ctx), Query: pipeline.Query(ctx)})
 	idx := pipeline.RouteIndex(r)
 	if resp.Err != nil {
 		s.Fail(ctx, rq, resp.Err)

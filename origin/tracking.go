@@ -200,9 +200,5 @@ func (s *Server) tracking(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	if err == nil && out == nil {
 		err = errTrackingNotFound
 	}
-	if err != nil {
-		s.Fail(ctx, rq, err)
-		return
-	}
-	s.Reply(ctx, rq, 200, out)
+	s.Respond(ctx, rq, 200, err, out)
 }

@@ -200,7 +200,7 @@ func (s *Server) listUsers(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		out = append(out, schema.RenderUser(all[i], args.Str("context"), s.site(rq)))
 	}
 	headers := [][2]string{{"X-WP-Total", strconv.Itoa(total)}, {"X-WP-TotalPages", strconv.Itoa(totalPages)}}
-	if link := schema.PageLinks(schema.Site{Base: rq.Info.BaseURL}.RestURL(rq.Route.Path), rq.Route, queryArg(ctx), page, totalPages); link != "" {
+	if link := schema.PageLinks(schema.Site{Base: rq.Info.BaseURL}.RestURL(rq.Route.Path), rq.Route, pipeline.Query(ctx), page, totalPages); link != "" {
 		headers = append(headers, [2]string{"Link", link})
 	}
 	s.cmsAnswer(ctx, rq, 200, out, headers...)
@@ -208,10 +208,6 @@ func (s *Server) listUsers(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 
 // collectionLinks renders a collection's Link header (rel prev and next) with the caller's
 // declared arguments.
-// queryArg looks a request's query parameters up, for schema.PageLinks.
-func queryArg(ctx *fasthttp.RequestCtx) func(string) (string, bool) {
-	return func(n string) (string, bool) { return string(ctx.QueryArgs().Peek(n)), ctx.QueryArgs().Has(n) }
-}
 
 func (s *Server) getUser(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	fail := func(err error) { s.Fail(ctx, rq, err) }

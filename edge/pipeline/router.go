@@ -152,3 +152,15 @@ func Param(ctx *fasthttp.RequestCtx, name string) string {
 	v, _ := ctx.UserValue(name).(string)
 	return v
 }
+
+// Params returns a getter of the request's path parameters (Param), for the read engine.
+func Params(ctx *fasthttp.RequestCtx) func(name string) string {
+	return func(name string) string { return Param(ctx, name) }
+}
+
+// Query returns a getter of the request's query arguments, for schema.ParseArgs and the read
+// engine: the value and whether the argument was sent.
+func Query(ctx *fasthttp.RequestCtx) func(name string) (string, bool) {
+	q := ctx.QueryArgs()
+	return func(name string) (string, bool) { return string(q.Peek(name)), q.Has(name) }
+}

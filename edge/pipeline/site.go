@@ -50,4 +50,6 @@ func SiteHome(ctx *fasthttp.RequestCtx, base, name string) {
 func APIRootLink(root string) string { return "<" + root + `>; rel="https://api.w.org/"` }
 
 // SiteAPIRoot is the CMS API root of the site at base (a tenant's base URL, made canonical).
-func SiteAPIRoot(base string) string { return schema.Site{Base: schema.CanonicalBaseURL(base)}.APIRoot() }
+func SiteAPIRoot(base string) string {
+	return schema.Site{Base: schema.CanonicalBaseURL(base)}.APIRoot()
+}

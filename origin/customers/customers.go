@@ -249,7 +249,7 @@ type orderSummary struct {
 }
 
 func (s *Service) customerOrders(ctx *fasthttp.RequestCtx, rq *handler.Request, c *store.Customer) {
-	args, err := schema.ParseArgs(rq.Route, handler.Query(ctx))
+	args, err := schema.ParseArgs(rq.Route, pipeline.Query(ctx))
 	if err != nil {
 		s.Fail(ctx, rq, err)
 		return

@@ -128,12 +128,6 @@ func PathID(ctx *fasthttp.RequestCtx, what string) (int64, error) {
 	return id, nil
 }
 
-// Query returns a getter of the request's query arguments, for schema.ParseArgs.
-func Query(ctx *fasthttp.RequestCtx) func(name string) (string, bool) {
-	q := ctx.QueryArgs()
-	return func(name string) (string, bool) { return string(q.Peek(name)), q.Has(name) }
-}
-
 // Throttle is a fixed-window limit on one kind of attempt per client address, counted in the
 // database so that it holds across every edge and origin.
 type Throttle struct {
