@@ -47,12 +47,7 @@ type couponInput struct {
 }
 
 func (s *Server) listCoupons(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	var out []*store.Coupon
-	err := s.db.Tx(ctx, func(tx *store.Tx) error {
-		var err error
-		out, err = tx.Coupons(ctx, rq.Info)
-		return err
-	})
+	out, err := store.TxValue(ctx, s.db, func(tx *store.Tx) ([]*store.Coupon, error) { return tx.Coupons(ctx, rq.Info) })
 	s.answer(ctx, rq, err, schema.List[*store.Coupon]{Data: nonNil(out)})
 }
 
@@ -177,11 +172,8 @@ func (s *Server) issueGiftCard(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 }
 
 func (s *Server) getGiftCard(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	var out *store.IssuedGiftCard
-	err := s.db.Tx(ctx, func(tx *store.Tx) error {
-		var err error
-		out, err = tx.GiftCardByID(ctx, rq.Info, pipeline.Param(ctx, "id"))
-		return err
+	out, err := store.TxValue(ctx, s.db, func(tx *store.Tx) (*store.IssuedGiftCard, error) {
+		return tx.GiftCardByID(ctx, rq.Info, pipeline.Param(ctx, "id"))
 	})
 	s.answer(ctx, rq, err, out)
 }
@@ -196,21 +188,15 @@ func (s *Server) updateGiftCard(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		s.Fail(ctx, rq, err)
 		return
 	}
-	var out *store.IssuedGiftCard
-	err := s.db.Tx(ctx, func(tx *store.Tx) error {
-		var err error
-		out, err = tx.UpdateGiftCard(ctx, rq.Info, pipeline.Param(ctx, "id"), in.Active, in.Note)
-		return err
+	out, err := store.TxValue(ctx, s.db, func(tx *store.Tx) (*store.IssuedGiftCard, error) {
+		return tx.UpdateGiftCard(ctx, rq.Info, pipeline.Param(ctx, "id"), in.Active, in.Note)
 	})
 	s.Respond(ctx, rq, 200, err, out)
 }
 
 func (s *Server) listShippingMethods(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	var out []store.ShippingMethodRow
-	err := s.db.Tx(ctx, func(tx *store.Tx) error {
-		var err error
-		out, err = tx.ShippingMethods(ctx, rq.Info)
-		return err
+	out, err := store.TxValue(ctx, s.db, func(tx *store.Tx) ([]store.ShippingMethodRow, error) {
+		return tx.ShippingMethods(ctx, rq.Info)
 	})
 	s.answer(ctx, rq, err, schema.List[store.ShippingMethodRow]{Data: nonNil(out)})
 }

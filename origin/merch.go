@@ -40,11 +40,8 @@ type flashSaleInput struct {
 }
 
 func (s *Server) listFlashSales(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	var out []*schema.FlashSale
-	err := s.db.Tx(ctx, func(tx *store.Tx) error {
-		var err error
-		out, err = tx.FlashSales(ctx, rq.Info, false)
-		return err
+	out, err := store.TxValue(ctx, s.db, func(tx *store.Tx) ([]*schema.FlashSale, error) {
+		return tx.FlashSales(ctx, rq.Info, false)
 	})
 	s.answer(ctx, rq, err, schema.List[*schema.FlashSale]{Data: nonNil(out)})
 }
@@ -112,12 +109,7 @@ type sectionInput struct {
 }
 
 func (s *Server) listSections(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	var out []*schema.Section
-	err := s.db.Tx(ctx, func(tx *store.Tx) error {
-		var err error
-		out, err = tx.Sections(ctx, rq.Info)
-		return err
-	})
+	out, err := store.TxValue(ctx, s.db, func(tx *store.Tx) ([]*schema.Section, error) { return tx.Sections(ctx, rq.Info) })
 	s.answer(ctx, rq, err, schema.List[*schema.Section]{Data: nonNil(out)})
 }
 

@@ -156,11 +156,8 @@ func (s *Server) updateContactMessage(ctx *fasthttp.RequestCtx, rq *handler.Requ
 		s.Fail(ctx, rq, schema.Invalid("handled", "handled is required: true or false"))
 		return
 	}
-	var out *store.ContactMessage
-	err := s.db.Tx(ctx, func(tx *store.Tx) error {
-		var err error
-		out, err = tx.SetContactHandled(ctx, rq.Info, pipeline.Param(ctx, "id"), *in.Handled)
-		return err
+	out, err := store.TxValue(ctx, s.db, func(tx *store.Tx) (*store.ContactMessage, error) {
+		return tx.SetContactHandled(ctx, rq.Info, pipeline.Param(ctx, "id"), *in.Handled)
 	})
 	s.Respond(ctx, rq, 200, err, out)
 }

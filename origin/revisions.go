@@ -185,12 +185,7 @@ func (s *Server) listRevisions(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	for _, r := range list {
 		out = append(out, s.renderRevision(rq, r, context, false))
 	}
-	headers := [][2]string{{"X-WP-Total", strconv.Itoa(total)}, {"X-WP-TotalPages", strconv.Itoa(totalPages)}}
-	base := s.site(rq).RestURL(postType(rq).RevisionsPath(parent.ID))
-	if link := schema.PageLinks(base, rq.Route, pipeline.Query(ctx), page, totalPages); link != "" {
-		headers = append(headers, [2]string{"Link", link})
-	}
-	s.cmsAnswer(ctx, rq, 200, out, headers...)
+	s.cmsAnswer(ctx, rq, 200, out, schema.CollectionHeaders(s.site(rq).RestURL(postType(rq).RevisionsPath(parent.ID)), rq.Route, pipeline.Query(ctx), page, total, totalPages)...)
 }
 
 // loadRevision reads the revision of the route's {id}: 404 rest_post_invalid_id when it is not one.

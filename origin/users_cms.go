@@ -199,11 +199,7 @@ func (s *Server) listUsers(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	for i := offset; i < total && i < offset+perPage; i++ {
 		out = append(out, schema.RenderUser(all[i], args.Str("context"), s.site(rq)))
 	}
-	headers := [][2]string{{"X-WP-Total", strconv.Itoa(total)}, {"X-WP-TotalPages", strconv.Itoa(totalPages)}}
-	if link := schema.PageLinks(schema.Site{Base: rq.Info.BaseURL}.RestURL(rq.Route.Path), rq.Route, pipeline.Query(ctx), page, totalPages); link != "" {
-		headers = append(headers, [2]string{"Link", link})
-	}
-	s.cmsAnswer(ctx, rq, 200, out, headers...)
+	s.cmsAnswer(ctx, rq, 200, out, schema.CollectionHeaders(s.site(rq).RestURL(rq.Route.Path), rq.Route, pipeline.Query(ctx), page, total, totalPages)...)
 }
 
 // collectionLinks renders a collection's Link header (rel prev and next) with the caller's

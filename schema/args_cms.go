@@ -180,6 +180,16 @@ func PageOffset(page, perPage int64) int {
 // Route returns the route the arguments were parsed for.
 func (a *Args) Route() *Route { return a.route }
 
+// CollectionHeaders are the headers of a page of a CMS collection at url: X-WP-Total,
+// X-WP-TotalPages and, when there is another page, the Link of PageLinks.
+func CollectionHeaders(url string, r *Route, query func(name string) (string, bool), page, total, totalPages int) [][2]string {
+	h := [][2]string{{"X-WP-Total", strconv.Itoa(total)}, {"X-WP-TotalPages", strconv.Itoa(totalPages)}}
+	if link := PageLinks(url, r, query, page, totalPages); link != "" {
+		h = append(h, [2]string{"Link", link})
+	}
+	return h
+}
+
 // PageLinks renders a CMS collection's Link header as WordPress does: rel="prev" and rel="next"
 // URLs on base (the collection's rest URL) carrying the caller's arguments declared by r (values
 // query-escaped; a taxonomy filter's object keys too) and the other page number. query returns a

@@ -163,14 +163,7 @@ func postsList(req *Request, args *schema.Args, info *schema.Tenant, t *schema.P
 		}
 		out = append(out, view)
 	}
-	headers := [][2][]byte{
-		{[]byte("X-WP-Total"), []byte(strconv.Itoa(total))},
-		{[]byte("X-WP-TotalPages"), []byte(strconv.Itoa(totalPages))},
-	}
-	if link := pageLinks(st, req, page, totalPages); link != "" {
-		headers = append(headers, [2][]byte{[]byte("Link"), []byte(link)})
-	}
-	return ok(out, d, headers...)
+	return ok(out, d, collectionHeaders(st, req, page, total, totalPages)...)
 }
 
 var postNotFound = &schema.Error{Code: schema.CodeNotFound, CMSCode: "rest_post_invalid_id", Message: "Invalid post ID."}

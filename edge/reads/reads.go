@@ -275,7 +275,12 @@ func forbidden(v Viewer, code, msg string) error {
 	return &schema.Error{Code: schema.CodeForbidden, CMSCode: code, Message: msg, Status: status}
 }
 
-// pageLinks renders a collection's Link header (schema.PageLinks) on the route's URL.
-func pageLinks(st schema.Site, req *Request, page, totalPages int) string {
-	return schema.PageLinks(st.RestURL(req.Route.Path), req.Route, req.Query, page, totalPages)
+// collectionHeaders are the headers of a page of a CMS collection on the route's URL
+// (schema.CollectionHeaders).
+func collectionHeaders(st schema.Site, req *Request, page, total, totalPages int) [][2][]byte {
+	var out [][2][]byte
+	for _, kv := range schema.CollectionHeaders(st.RestURL(req.Route.Path), req.Route, req.Query, page, total, totalPages) {
+		out = append(out, [2][]byte{[]byte(kv[0]), []byte(kv[1])})
+	}
+	return out
 }

@@ -92,14 +92,7 @@ func termsList(req *Request, args *schema.Args, info *schema.Tenant, tax string)
 	for i := offset; i < total && i < offset+perPage; i++ {
 		out = append(out, schema.RenderTerm(all[i], context, counts[all[i].ID], req.allow(termPath(all[i])), st))
 	}
-	headers := [][2][]byte{
-		{[]byte("X-WP-Total"), []byte(strconv.Itoa(total))},
-		{[]byte("X-WP-TotalPages"), []byte(strconv.Itoa(totalPages))},
-	}
-	if link := pageLinks(st, req, page, totalPages); link != "" {
-		headers = append(headers, [2][]byte{[]byte("Link"), []byte(link)})
-	}
-	return ok(out, d, headers...)
+	return ok(out, d, collectionHeaders(st, req, page, total, totalPages)...)
 }
 
 func termItem(req *Request, args *schema.Args, info *schema.Tenant, tax string) Response {

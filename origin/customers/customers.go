@@ -283,12 +283,7 @@ func (s *Service) customerOrder(ctx *fasthttp.RequestCtx, rq *handler.Request, c
 		s.Fail(ctx, rq, errOrderNotFound)
 		return
 	}
-	var o *store.Order
-	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
-		var err error
-		o, err = tx.OrderByReference(ctx, rq.Info, ref)
-		return err
-	})
+	o, err := store.TxValue(ctx, s.DB, func(tx *store.Tx) (*store.Order, error) { return tx.OrderByReference(ctx, rq.Info, ref) })
 	if err == nil && (o == nil || o.CustomerID != c.ID) {
 		err = errOrderNotFound // another customer's order does not exist for this one
 	}
@@ -296,11 +291,8 @@ func (s *Service) customerOrder(ctx *fasthttp.RequestCtx, rq *handler.Request, c
 }
 
 func (s *Service) addresses(ctx *fasthttp.RequestCtx, rq *handler.Request, c *store.Customer) {
-	var out []store.SavedAddress
-	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
-		var err error
-		out, err = tx.Addresses(ctx, rq.Info, c.ID)
-		return err
+	out, err := store.TxValue(ctx, s.DB, func(tx *store.Tx) ([]store.SavedAddress, error) {
+		return tx.Addresses(ctx, rq.Info, c.ID)
 	})
 	s.Respond(ctx, rq, 200, err, schema.List[store.SavedAddress]{Data: out})
 }
@@ -314,11 +306,8 @@ func (s *Service) addAddress(ctx *fasthttp.RequestCtx, rq *handler.Request, c *s
 		s.Fail(ctx, rq, err)
 		return
 	}
-	var out *store.SavedAddress
-	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
-		var err error
-		out, err = tx.AddAddress(ctx, rq.Info, c.ID, in.Address, in.Default)
-		return err
+	out, err := store.TxValue(ctx, s.DB, func(tx *store.Tx) (*store.SavedAddress, error) {
+		return tx.AddAddress(ctx, rq.Info, c.ID, in.Address, in.Default)
 	})
 	s.Respond(ctx, rq, 201, err, out)
 }
@@ -332,12 +321,7 @@ func (s *Service) deleteAddress(ctx *fasthttp.RequestCtx, rq *handler.Request, c
 }
 
 func (s *Service) wishlist(ctx *fasthttp.RequestCtx, rq *handler.Request, c *store.Customer) {
-	var out []store.WishlistItem
-	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
-		var err error
-		out, err = tx.Wishlist(ctx, rq.Info, c.ID)
-		return err
-	})
+	out, err := store.TxValue(ctx, s.DB, func(tx *store.Tx) ([]store.WishlistItem, error) { return tx.Wishlist(ctx, rq.Info, c.ID) })
 	s.Respond(ctx, rq, 200, err, schema.List[store.WishlistItem]{Data: out})
 }
 

@@ -127,6 +127,18 @@ func (db *DB) Tx(ctx context.Context, fn func(tx *Tx) error) error {
 	return err
 }
 
+// TxValue runs fn as Tx does and returns the value it made: the shape of a read handler's one
+// query, without a variable declared outside the closure.
+func TxValue[T any](ctx context.Context, db *DB, fn func(tx *Tx) (T, error)) (T, error) {
+	var v T
+	err := db.Tx(ctx, func(tx *Tx) error {
+		var err error
+		v, err = fn(tx)
+		return err
+	})
+	return v, err
+}
+
 // WriteTx is Tx for replicated writes: it returns the last version the transaction took of each
 // log it changed.
 func (db *DB) WriteTx(ctx context.Context, fn func(tx *Tx) error) ([]LogCommit, error) {
