@@ -76,19 +76,18 @@ func (s *Server) appUser(ctx *fasthttp.RequestCtx, rq *handler.Request, code, ms
 var appPasswordNotFound = &schema.Error{Code: schema.CodeNotFound, CMSCode: "rest_application_password_not_found", Message: "Application password not found."}
 
 func (s *Server) listAppPasswords(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	fail := func(err error) { s.Fail(ctx, rq, err) }
 	if _, err := requestArgs(ctx, rq.Route); err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	u, err := s.appUser(ctx, rq, "rest_cannot_list_application_passwords", "Sorry, you are not allowed to list application passwords for this user.")
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	list, err := s.db.AppPasswords(ctx, rq.Info, u.ID)
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	out := make([]*AppPasswordView, 0, len(list))
@@ -153,15 +152,14 @@ func (s *Server) createAppPasswordFor(ctx *fasthttp.RequestCtx, rq *handler.Requ
 }
 
 func (s *Server) createAppPassword(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	fail := func(err error) { s.Fail(ctx, rq, err) }
 	in, err := decodeAppPassword(ctx, true)
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	u, err := s.appUser(ctx, rq, "rest_cannot_create_application_passwords", "Sorry, you are not allowed to create application passwords for this user.")
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	appID := ""
@@ -170,7 +168,7 @@ func (s *Server) createAppPassword(ctx *fasthttp.RequestCtx, rq *handler.Request
 	}
 	v, err := s.createAppPasswordFor(ctx, rq, u, *in.Name, appID)
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	ctx.Response.Header.Set(fasthttp.HeaderLocation, v.Links["self"][0].Href)
@@ -178,15 +176,14 @@ func (s *Server) createAppPassword(ctx *fasthttp.RequestCtx, rq *handler.Request
 }
 
 func (s *Server) deleteAppPasswords(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	fail := func(err error) { s.Fail(ctx, rq, err) }
 	u, err := s.appUser(ctx, rq, "rest_cannot_delete_application_passwords", "Sorry, you are not allowed to delete application passwords for this user.")
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	n, err := s.db.RevokeAppPasswords(ctx, rq.Info, u.ID)
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	s.Written(ctx, rq, nil, 200, map[string]any{"deleted": true, "count": n})
@@ -205,24 +202,22 @@ func (s *Server) oneAppPassword(ctx *fasthttp.RequestCtx, rq *handler.Request, c
 }
 
 func (s *Server) getAppPassword(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	fail := func(err error) { s.Fail(ctx, rq, err) }
 	if _, err := requestArgs(ctx, rq.Route); err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	_, a, err := s.oneAppPassword(ctx, rq, "rest_cannot_read_application_password", "Sorry, you are not allowed to read this application password.")
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	s.cmsAnswer(ctx, rq, 200, appPasswordView(rq, a))
 }
 
 func (s *Server) updateAppPassword(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	fail := func(err error) { s.Fail(ctx, rq, err) }
 	in, err := decodeAppPassword(ctx, false)
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	u, a, err := s.oneAppPassword(ctx, rq, "rest_cannot_edit_application_password", "Sorry, you are not allowed to edit this application password.")
@@ -237,14 +232,13 @@ func (s *Server) updateAppPassword(ctx *fasthttp.RequestCtx, rq *handler.Request
 		}
 	}
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	s.Written(ctx, rq, nil, 200, appPasswordView(rq, a))
 }
 
 func (s *Server) deleteAppPassword(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	fail := func(err error) { s.Fail(ctx, rq, err) }
 	u, a, err := s.oneAppPassword(ctx, rq, "rest_cannot_delete_application_password", "Sorry, you are not allowed to delete this application password.")
 	if err == nil {
 		err = s.db.RevokeAppPassword(ctx, rq.Info, u.ID, a.UUID)
@@ -253,25 +247,24 @@ func (s *Server) deleteAppPassword(ctx *fasthttp.RequestCtx, rq *handler.Request
 		err = appPasswordNotFound
 	}
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	s.Written(ctx, rq, nil, 200, map[string]any{"deleted": true, "previous": appPasswordView(rq, a)})
 }
 
 func (s *Server) introspectAppPassword(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	fail := func(err error) { s.Fail(ctx, rq, err) }
 	if _, err := requestArgs(ctx, rq.Route); err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	u, err := s.targetUser(ctx, rq, "user_id")
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	if rq.User == nil || rq.User.ID != u.ID {
-		fail(&schema.Error{Code: schema.CodeUnauthorized, CMSCode: "rest_cannot_introspect_app_password_for_non_authenticated_user", Status: 401,
+		s.Fail(ctx, rq, &schema.Error{Code: schema.CodeUnauthorized, CMSCode: "rest_cannot_introspect_app_password_for_non_authenticated_user", Status: 401,
 			Message: "The authenticated application password can only be introspected for the current user."})
 		return
 	}
@@ -280,11 +273,11 @@ func (s *Server) introspectAppPassword(ctx *fasthttp.RequestCtx, rq *handler.Req
 		a, err = s.db.AppPasswordByHash(ctx, rq.Info, hash)
 	}
 	if a == nil || schema.ErrorCode(err) == schema.CodeNotFound {
-		fail(&schema.Error{Code: schema.CodeNotFound, CMSCode: "rest_no_authenticated_app_password", Message: "Cannot introspect application password."})
+		s.Fail(ctx, rq, &schema.Error{Code: schema.CodeNotFound, CMSCode: "rest_no_authenticated_app_password", Message: "Cannot introspect application password."})
 		return
 	}
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	s.cmsAnswer(ctx, rq, 200, appPasswordView(rq, a))

@@ -145,7 +145,7 @@ func (s *Server) answer(ctx *fasthttp.RequestCtx, rq *handler.Request, err error
 		return
 	}
 	ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
-	s.replicaVersion(ctx, rq.Tenant)
+	pipeline.SetReplicaVersion(&ctx.Response.Header, rq.Tenant.Version())
 	pipeline.WriteJSON(ctx, rq.Iface, 200, v)
 	s.http.Count(pipeline.RouteIndex(rq.Route), 200)
 }

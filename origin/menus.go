@@ -311,33 +311,31 @@ func menuReadCheck(rq *handler.Request, context, forbiddenContext string) error 
 }
 
 func (s *Server) getMenu(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	fail := func(err error) { s.Fail(ctx, rq, err) }
 	args, err := requestArgs(ctx, rq.Route)
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	var m *schema.Menu
 	if err := s.db.Tx(ctx, func(tx *store.Tx) (err error) { m, err = loadMenu(ctx, rq, tx); return }); err != nil {
-		fail(err) // an unknown menu is a 404 before permissions, as WordPress's get_term
+		s.Fail(ctx, rq, err) // an unknown menu is a 404 before permissions, as WordPress's get_term
 		return
 	}
 	if err := menuReadCheck(rq, args.Str("context"), "Sorry, you are not allowed to edit this term."); err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	s.cmsAnswer(ctx, rq, 200, s.menuView(rq, m, args.Str("context")))
 }
 
 func (s *Server) listMenus(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	fail := func(err error) { s.Fail(ctx, rq, err) }
 	args, err := requestArgs(ctx, rq.Route)
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	if err := menuReadCheck(rq, args.Str("context"), "Sorry, you are not allowed to edit terms in this taxonomy."); err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	var menus []*schema.Menu
@@ -362,7 +360,7 @@ func (s *Server) listMenus(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		return nil
 	})
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	filter := schema.TermFilterOf(args)
@@ -403,42 +401,40 @@ func menuLocationsCheck(rq *handler.Request) error {
 
 // listMenuLocations answers every location as an object keyed by name, as WordPress does.
 func (s *Server) listMenuLocations(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	fail := func(err error) { s.Fail(ctx, rq, err) }
 	if _, err := requestArgs(ctx, rq.Route); err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	if err := menuLocationsCheck(rq); err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	var assigned map[string]schema.TermID
 	if err := s.db.Tx(ctx, func(tx *store.Tx) (err error) { assigned, err = tx.MenuLocations(ctx, rq.Info); return }); err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	s.cmsAnswer(ctx, rq, 200, schema.RenderMenuLocations(assigned, schema.Site{Base: rq.Info.BaseURL}))
 }
 
 func (s *Server) getMenuLocation(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	fail := func(err error) { s.Fail(ctx, rq, err) }
 	if _, err := requestArgs(ctx, rq.Route); err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	if err := menuLocationsCheck(rq); err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	name := pipeline.Param(ctx, "location")
 	i := slices.IndexFunc(schema.MenuLocations(), func(l schema.MenuLocation) bool { return l.Name == name })
 	if i < 0 {
-		fail(&schema.Error{Code: schema.CodeNotFound, CMSCode: "rest_menu_location_invalid", Message: "Invalid menu location."})
+		s.Fail(ctx, rq, &schema.Error{Code: schema.CodeNotFound, CMSCode: "rest_menu_location_invalid", Message: "Invalid menu location."})
 		return
 	}
 	var assigned map[string]schema.TermID
 	if err := s.db.Tx(ctx, func(tx *store.Tx) (err error) { assigned, err = tx.MenuLocations(ctx, rq.Info); return }); err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	l := schema.MenuLocations()[i]

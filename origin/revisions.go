@@ -108,10 +108,9 @@ func (s *Server) renderRevision(rq *handler.Request, r *schema.Post, context str
 // listRevisions answers GET /{type}/{parent}/revisions: every revision and autosave of the
 // record, newest first, unpaginated unless per_page is sent.
 func (s *Server) listRevisions(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	fail := func(err error) { s.Fail(ctx, rq, err) }
 	args, err := requestArgs(ctx, rq.Route)
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	var parent *schema.Post
@@ -127,18 +126,18 @@ func (s *Server) listRevisions(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		return err
 	})
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	q := replica.PostQuery{Type: schema.RevisionType, Statuses: []schema.PostStatus{schema.StatusInherit},
 		Search: args.Str("search"), OrderBy: args.Str("orderby"), Asc: args.Str("order") == "asc"}
 	switch {
 	case q.OrderBy == "relevance" && q.Search == "":
-		fail(&schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_no_search_term_defined", Field: "orderby",
+		s.Fail(ctx, rq, &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_no_search_term_defined", Field: "orderby",
 			Message: "You need to define a search term to order by relevance."})
 		return
 	case q.OrderBy == "include" && len(args.Get("include").Ints) == 0:
-		fail(&schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_orderby_include_missing_include", Field: "orderby",
+		s.Fail(ctx, rq, &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_orderby_include_missing_include", Field: "orderby",
 			Message: "You need to define an include parameter to order by include."})
 		return
 	case q.OrderBy == "include_slugs":
@@ -171,11 +170,11 @@ func (s *Server) listRevisions(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	if total > 0 {
 		switch {
 		case offset >= total:
-			fail(&schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_revision_invalid_offset_number", Field: "offset",
+			s.Fail(ctx, rq, &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_revision_invalid_offset_number", Field: "offset",
 				Message: "The offset number requested is larger than or equal to the number of available revisions."})
 			return
 		case offset == 0 && page > totalPages:
-			fail(&schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_revision_invalid_page_number", Field: "page",
+			s.Fail(ctx, rq, &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_revision_invalid_page_number", Field: "page",
 				Message: "The page number requested is larger than the number of pages available."})
 			return
 		}
@@ -203,10 +202,9 @@ func loadRevision(ctx *fasthttp.RequestCtx, rq *handler.Request, tx *store.Tx) (
 
 // getRevision answers GET /{type}/{parent}/revisions/{id}.
 func (s *Server) getRevision(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	fail := func(err error) { s.Fail(ctx, rq, err) }
 	args, err := requestArgs(ctx, rq.Route)
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	var rev *schema.Post
@@ -228,7 +226,7 @@ func (s *Server) getRevision(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		return nil
 	})
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	s.cmsAnswer(ctx, rq, 200, s.renderRevision(rq, rev, args.Str("context"), false))
@@ -240,10 +238,9 @@ func (s *Server) getRevision(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 // revision belongs to (delete_post on a revision is delete_post on its record), which the path
 // does not have to name.
 func (s *Server) deleteRevision(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	fail := func(err error) { s.Fail(ctx, rq, err) }
 	args, err := requestArgs(ctx, rq.Route)
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	var out any
@@ -288,7 +285,7 @@ func (s *Server) deleteRevision(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		return nil
 	})
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	s.Written(ctx, rq, commits, 200, out)
@@ -297,10 +294,9 @@ func (s *Server) deleteRevision(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 // listAutosaves answers GET /{type}/{id}/autosaves: the autosaves of every author, newest
 // first, unpaginated.
 func (s *Server) listAutosaves(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	fail := func(err error) { s.Fail(ctx, rq, err) }
 	args, err := requestArgs(ctx, rq.Route)
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	var revisions []*schema.Post
@@ -316,7 +312,7 @@ func (s *Server) listAutosaves(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		return err
 	})
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	out := make([]*schema.RevisionView, 0, len(revisions))
@@ -331,10 +327,9 @@ func (s *Server) listAutosaves(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 // getAutosave answers GET /{type}/{parent}/autosaves/{id}: as WordPress, the record's newest
 // autosave by any author, whatever {id} says (404 rest_post_no_autosave when there is none).
 func (s *Server) getAutosave(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	fail := func(err error) { s.Fail(ctx, rq, err) }
 	args, err := requestArgs(ctx, rq.Route)
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	var autosave *schema.Post
@@ -352,7 +347,7 @@ func (s *Server) getAutosave(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		return err
 	})
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	s.cmsAnswer(ctx, rq, 200, s.renderRevision(rq, autosave, args.Str("context"), true))

@@ -204,7 +204,7 @@ func (s *Server) tail(ctx *fasthttp.RequestCtx, fr pipeline.Request) {
 			if r := s.router.MatchPath(ctx, iface, fr.Route); r != nil {
 				s.setAllow(ctx, &handler.Request{Iface: iface, Tenant: t, Info: info, User: user}, r) // allow.go
 			}
-			s.replicaVersion(ctx, t)
+			pipeline.SetReplicaVersion(&ctx.Response.Header, t.Version())
 			s.http.Count(pipeline.RouteNotFound, ctx.Response.StatusCode())
 			return
 		}
@@ -305,15 +305,11 @@ func (s *Server) read(ctx *fasthttp.RequestCtx, r *schema.Route) {
 	} else {
 		h.Set(fasthttp.HeaderCacheControl, "public, no-cache")
 	}
-	s.replicaVersion(ctx, rq.Tenant)
+	pipeline.SetReplicaVersion(&ctx.Response.Header, rq.Tenant.Version())
 	h.SetContentTypeBytes(pipeline.ContentType(rq.Iface))
 	ctx.SetStatusCode(resp.Status)
 	ctx.SetBody(resp.Body)
 	s.http.Count(idx, resp.Status)
-}
-
-func (s *Server) replicaVersion(ctx *fasthttp.RequestCtx, t *replica.Tenant) {
-	pipeline.SetReplicaVersion(&ctx.Response.Header, t.Version())
 }
 
 // dispatch runs the handler of a write or admin route. Commerce routes check their capability

@@ -67,7 +67,7 @@ func (s *Server) cmsAnswer(ctx *fasthttp.RequestCtx, rq *handler.Request, status
 	} else {
 		h.Set(fasthttp.HeaderCacheControl, "public, no-cache")
 	}
-	s.replicaVersion(ctx, rq.Tenant)
+	pipeline.SetReplicaVersion(&ctx.Response.Header, rq.Tenant.Version())
 	pipeline.WriteJSON(ctx, rq.Iface, status, body)
 	s.http.Count(pipeline.RouteIndex(rq.Route), status)
 }
@@ -106,10 +106,9 @@ func (s *Server) targetUser(ctx *fasthttp.RequestCtx, rq *handler.Request, param
 }
 
 func (s *Server) listUsers(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	fail := func(err error) { s.Fail(ctx, rq, err) }
 	args, err := requestArgs(ctx, rq.Route)
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	listUsers := can(rq, schema.CapListUsers)
@@ -126,12 +125,12 @@ func (s *Server) listUsers(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		err = cannot(rq, "rest_forbidden_who", "Sorry, you are not allowed to query users by this parameter.")
 	}
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	var users []*schema.User
 	if err := s.db.Tx(ctx, func(tx *store.Tx) (err error) { users, err = tx.Users(ctx, rq.Info); return }); err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	authors := rq.Tenant.Snapshot().PublishedAuthors()
@@ -191,7 +190,7 @@ func (s *Server) listUsers(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	total := len(all)
 	totalPages := (total + perPage - 1) / perPage
 	if total > 0 && page > totalPages {
-		fail(&schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_user_invalid_page_number",
+		s.Fail(ctx, rq, &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_user_invalid_page_number",
 			Message: "The page number requested is larger than the number of pages available."})
 		return
 	}
@@ -206,15 +205,14 @@ func (s *Server) listUsers(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 // declared arguments.
 
 func (s *Server) getUser(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	fail := func(err error) { s.Fail(ctx, rq, err) }
 	args, err := requestArgs(ctx, rq.Route)
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	u, err := s.targetUser(ctx, rq, "id")
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	self := rq.User != nil && rq.User.ID == u.ID
@@ -227,7 +225,7 @@ func (s *Server) getUser(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		err = cannot(rq, "rest_user_cannot_view", "Sorry, you are not allowed to list users.")
 	}
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	s.cmsAnswer(ctx, rq, 200, schema.RenderUser(u, context, s.site(rq)))
@@ -383,10 +381,9 @@ func (s *Server) createUser(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 }
 
 func (s *Server) updateUser(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	fail := func(err error) { s.Fail(ctx, rq, err) }
 	in, err := decodeUser(ctx, false)
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	old, err := s.targetUser(ctx, rq, "id")
@@ -397,7 +394,7 @@ func (s *Server) updateUser(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		err = &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_user_invalid_argument", Message: "Username isn't editable."}
 	}
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	u := *old
@@ -408,21 +405,20 @@ func (s *Server) updateUser(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		return tx.UpdateUser(ctx, rq.Info, &u)
 	})
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	s.Written(ctx, rq, commits, 200, schema.RenderUser(&u, "edit", s.site(rq)))
 }
 
 func (s *Server) deleteUser(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	fail := func(err error) { s.Fail(ctx, rq, err) }
 	args, err := requestArgs(ctx, rq.Route)
 	if err == nil && !args.Get("reassign").Given {
 		e := missingParams("reassign")
 		err = e
 	}
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	u, err := s.targetUser(ctx, rq, "id")
@@ -434,7 +430,7 @@ func (s *Server) deleteUser(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 			Message: "Users do not support trashing. Set 'force' to true to delete."}
 	}
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	reassign := schema.UserID(args.Int("reassign"))
@@ -452,7 +448,7 @@ func (s *Server) deleteUser(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		return tx.DeleteUser(ctx, rq.Info, u.ID, reassign)
 	})
 	if err != nil {
-		fail(err)
+		s.Fail(ctx, rq, err)
 		return
 	}
 	s.Written(ctx, rq, commits, 200, map[string]any{"deleted": true, "previous": prev})
