@@ -38,7 +38,9 @@ import (
 	"vitrine/edge/reads"
 	"vitrine/edge/replica"
 	"vitrine/origin/customers"
+	"vitrine/origin/fulfil"
 	"vitrine/origin/handler"
+	"vitrine/origin/keys"
 	"vitrine/origin/payment"
 	"vitrine/origin/store"
 	"vitrine/schema"
@@ -84,6 +86,8 @@ type Server struct {
 	front        *pipeline.Front
 	handlers     *handler.Table
 	customers    *customers.Service   // customer accounts (origin/customers)
+	keys         *keys.Service        // server keys (origin/keys)
+	fulfil       *fulfil.Service      // packing slips and the warehouse's routes (origin/fulfil)
 	validators   map[string]validator // batch pre-checks (batch.go)
 }
 
@@ -130,6 +134,10 @@ func New(cfg Config, db *store.DB, rep *replica.Replica) *Server {
 	s.cartHandlers()
 	s.customers = &customers.Service{Responder: s.Responder, DB: db}
 	s.customers.Bind(s.handlers)
+	s.keys = &keys.Service{Responder: s.Responder, DB: db, Secret: cfg.Secret}
+	s.keys.Bind(s.handlers)
+	s.fulfil = &fulfil.Service{Responder: s.Responder, DB: db}
+	s.fulfil.Bind(s.handlers)
 	s.postPurchaseHandlers()
 	s.merchHandlers()
 	s.router = pipeline.NewRouter(schema.Routes, func(r *schema.Route) pipeline.Handler {
@@ -186,7 +194,13 @@ func (s *Server) tail(ctx *fasthttp.RequestCtx, fr pipeline.Request) {
 		// CMS answers are shaped last (_fields, _envelope, _jsonp), whatever answered them.
 		defer fr.Shape(ctx)
 	}
-	user, err := s.authenticate(ctx, iface, info)
+	var user *schema.User
+	var err error
+	// A server-key route takes no staff credential: whatever its Authorization holds is the
+	// key check's to refuse ("API key required"), not a bad application password.
+	if iface != schema.Commerce || !s.keyRoute(ctx, fr.Route) {
+		user, err = s.authenticate(ctx, iface, info)
+	}
 	if err != nil {
 		s.authFailures.Inc()
 		ctx.Response.Header.Set(fasthttp.HeaderWWWAuthenticate, `Basic realm="vitrine"`)
@@ -221,6 +235,12 @@ func (s *Server) tail(ctx *fasthttp.RequestCtx, fr pipeline.Request) {
 		// After the handler, as WordPress's rest_post_dispatch (allow.go).
 		s.setAllow(ctx, rq, rq.Route)
 	}
+}
+
+// keyRoute reports whether a commerce request is for a server-key route.
+func (s *Server) keyRoute(ctx *fasthttp.RequestCtx, route []byte) bool {
+	r := s.router.Match(ctx, schema.Commerce, string(ctx.Method()), route)
+	return r != nil && r.Auth == schema.AuthKey
 }
 
 // noRoute answers a request no route matched: 405 with Allow when the commerce path exists for
@@ -312,8 +332,9 @@ func (s *Server) read(ctx *fasthttp.RequestCtx, r *schema.Route) {
 	s.http.Count(idx, resp.Status)
 }
 
-// dispatch runs the handler of a write or admin route. Commerce routes check their capability
-// here; CMS handlers check permissions themselves, after validation, in WordPress's order.
+// dispatch runs the handler of a write, admin or key route. Staff commerce routes check their
+// capability and key routes their server key here; CMS handlers check permissions themselves,
+// after validation, in WordPress's order.
 func (s *Server) dispatch(ctx *fasthttp.RequestCtx, r *schema.Route, h handler.Func) {
 	rq := ctx.UserValue(stateKey).(*handler.Request)
 	rq.Route = r
@@ -330,6 +351,12 @@ func (s *Server) dispatch(ctx *fasthttp.RequestCtx, r *schema.Route, h handler.F
 		if !rq.User.Role.Can(r.Cap) {
 			s.Fail(ctx, rq, &schema.Error{Code: schema.CodeForbidden,
 				Message: "Missing required capability: " + string(r.Cap)})
+			return
+		}
+	}
+	if r.Auth == schema.AuthKey {
+		if _, err := s.keys.Authorize(ctx, rq, r.Scope); err != nil {
+			s.Fail(ctx, rq, err)
 			return
 		}
 	}

@@ -44,6 +44,7 @@ type Auth int
 const (
 	AuthPublic Auth = iota // no credential
 	AuthStaff              // a staff user's application password; the route's Cap is required
+	AuthKey                // a server key (esk_…) of the store holding the route's Scope
 )
 
 // ArgType is the type of a declared argument.
@@ -101,6 +102,8 @@ type Route struct {
 	Server Server
 	Auth   Auth
 	Cap    Capability
+	// Scope is the one scope a server key needs for an AuthKey route.
+	Scope Scope
 	Args   []Arg
 	// Batch marks CMS routes that may be called from /batch/v1.
 	Batch bool
@@ -200,6 +203,17 @@ var Routes = append([]Route{
 	{Name: "admin.shipping.delete", Method: "DELETE", Interface: Commerce, Path: "/api/admin/shipping-methods/{code}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCommerce},
 	{Name: "admin.settings.get", Method: "GET", Interface: Commerce, Path: "/api/admin/settings", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCommerce},
 	{Name: "admin.settings.put", Method: "PUT", Interface: Commerce, Path: "/api/admin/settings", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCommerce},
+
+	// Commerce: server keys, made in store settings by administrators (manage_options). The
+	// plaintext is in the creation's answer only. See origin/keys.
+	{Name: "admin.apikeys.list", Method: "GET", Interface: Commerce, Path: "/api/admin/api-keys", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageOptions},
+	{Name: "admin.apikeys.create", Method: "POST", Interface: Commerce, Path: "/api/admin/api-keys", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageOptions},
+	{Name: "admin.apikeys.delete", Method: "DELETE", Interface: Commerce, Path: "/api/admin/api-keys/{id}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageOptions},
+	{Name: "admin.apikeys.roll", Method: "POST", Interface: Commerce, Path: "/api/admin/api-keys/{id}/roll", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageOptions},
+
+	// Commerce: server-key routes (Authorization: Bearer esk_…), each needing exactly one scope.
+	// Edges forward them untouched; keys are checked at the origin only.
+	{Name: "orders.packingslip", Method: "GET", Interface: Commerce, Path: "/api/orders/{reference}/packing-slip", Server: AtOrigin, Auth: AuthKey, Scope: ScopeReadOrders},
 
 	// Commerce: customer accounts, forwarded to the origin. Every route but register and login
 	// takes the session token as Authorization: Bearer.
