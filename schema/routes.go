@@ -104,7 +104,7 @@ type Route struct {
 	Cap    Capability
 	// Scope is the one scope a server key needs for an AuthKey route.
 	Scope Scope
-	Args   []Arg
+	Args  []Arg
 	// Batch marks CMS routes that may be called from /batch/v1.
 	Batch bool
 }
