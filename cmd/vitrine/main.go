@@ -29,6 +29,7 @@ Usage:
   vitrine user create         create a staff user and print its application password
   vitrine user password       create a new application password for a user
   vitrine user app-password   create, list or revoke a user's application passwords
+  vitrine key                 create, list, roll or revoke a store's server keys (esk_…)
   vitrine seed                fill an empty tenant with a demo catalog
   vitrine import              import a Shopify product CSV export into a tenant's catalog
   vitrine bench <scenario>    run the bench suite (reads, baselines, …, or all) and write a report
@@ -88,6 +89,8 @@ func run(ctx context.Context, args []string) error {
 		if len(rest) > 0 && rest[0] == "app-password" {
 			return runUserAppPassword(ctx, rest[1:])
 		}
+	case "key":
+		return runKey(ctx, rest)
 	case "seed":
 		return runSeed(ctx, rest)
 	case "import":

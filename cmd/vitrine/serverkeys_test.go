@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -317,4 +319,57 @@ func lastUsed(t testing.TB, sh *shop, id string) *time.Time {
 		t.Fatal(err)
 	}
 	return k.LastUsedAt
+}
+
+// stdoutOf runs fn and returns what it printed on standard output.
+func stdoutOf(t *testing.T, fn func() error) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := os.Stdout
+	os.Stdout = w
+	runErr := fn()
+	os.Stdout = saved
+	w.Close()
+	out, _ := io.ReadAll(r)
+	if runErr != nil {
+		t.Fatalf("%v (printed %s)", runErr, out)
+	}
+	return string(out)
+}
+
+// `vitrine key create` prints a key once that works through an edge; `list` shows it redacted;
+// `revoke` ends it.
+func TestKeyCommand(t *testing.T) {
+	sh := newShop(t)
+	order := sh.orderAt(sh.host, guest, nil, lineQty{sh.product("Kettle", 3000, 10), 1})
+	ctx := context.Background()
+	base := []string{"-tenant", "shop", "-database-url", sh.s.dsn}
+	secret := []string{"-secret", string(sh.s.key)}
+	out := stdoutOf(t, func() error {
+		return run(ctx, append(append([]string{"key", "create", "-name", "erp", "-scopes", "read_orders"}, base...), secret...))
+	})
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	plain := lines[len(lines)-1]
+	if !serverkeys.WellFormed(plain) {
+		t.Fatalf("create printed %q", out)
+	}
+	slip := "/api/orders/" + order.Reference + "/packing-slip"
+	if r := sh.do("GET", slip, "", "", "Authorization", "Bearer "+plain, "Accept", "application/json"); r.status != 200 {
+		t.Fatalf("the printed key: %d %s", r.status, r.body)
+	}
+	list := stdoutOf(t, func() error { return run(ctx, append([]string{"key", "list"}, base...)) })
+	if strings.Contains(list, plain[4:]) || !strings.Contains(list, "esk_…"+plain[len(plain)-4:]) {
+		t.Fatalf("list: %s", list)
+	}
+	id := strings.Fields(strings.Split(list, "\n")[1])[0]
+	stdoutOf(t, func() error { return run(ctx, append([]string{"key", "revoke", "-id", id}, base...)) })
+	if r := sh.do("GET", slip, "", "", "Authorization", "Bearer "+plain, "Accept", "application/json"); r.status != 401 {
+		t.Fatalf("a revoked key: %d %s", r.status, r.body)
+	}
+	if err := run(ctx, append(append([]string{"key", "create", "-name", "x", "-scopes", "everything"}, base...), secret...)); err == nil {
+		t.Fatal("an unknown scope was accepted")
+	}
 }

@@ -190,11 +190,7 @@ func (p *PackingSlip) PDF() ([]byte, error) {
 		pdf.SetXY(15, y+9)
 		pdf.CellFormat(60, 5, tr(l.SKU), "", 0, "L", false, 0, "")
 		pdf.SetXY(75, y+1)
-		title := l.Title
-		for _, o := range l.Options {
-			title += " / " + o.Name + ": " + o.Value
-		}
-		pdf.MultiCell(100, 5, tr(title), "", "L", false)
+		pdf.MultiCell(100, 5, tr(l.Title), "", "L", false) // the title names the options already
 		pdf.SetXY(175, y+1)
 		pdf.CellFormat(20, 5, fmt.Sprint(l.Quantity), "", 0, "R", false, 0, "")
 		pdf.SetXY(15, max(pdf.GetY(), y+15))
