@@ -42,6 +42,7 @@ import (
 	"vitrine/origin/handler"
 	"vitrine/origin/keys"
 	"vitrine/origin/payment"
+	"vitrine/origin/refund"
 	"vitrine/origin/store"
 	"vitrine/schema"
 )
@@ -88,6 +89,7 @@ type Server struct {
 	customers    *customers.Service   // customer accounts (origin/customers)
 	keys         *keys.Service        // server keys (origin/keys)
 	fulfil       *fulfil.Service      // packing slips and the warehouse's routes (origin/fulfil)
+	refunds      *refund.Service      // refunds of orders (origin/refund)
 	validators   map[string]validator // batch pre-checks (batch.go)
 }
 
@@ -138,6 +140,8 @@ func New(cfg Config, db *store.DB, rep *replica.Replica) *Server {
 	s.keys.Bind(s.handlers)
 	s.fulfil = &fulfil.Service{Responder: s.Responder, DB: db}
 	s.fulfil.Bind(s.handlers)
+	s.refunds = &refund.Service{Responder: s.Responder, DB: db, Payments: cfg.Payments}
+	s.refunds.Bind(s.handlers)
 	s.postPurchaseHandlers()
 	s.merchHandlers()
 	s.router = pipeline.NewRouter(schema.Routes, func(r *schema.Route) pipeline.Handler {

@@ -144,6 +144,8 @@ const (
 	OrderPaymentFailed  = "payment_failed"  // payment declined; reservations released
 	OrderCancelled      = "cancelled"       // abandoned before payment; reservations released
 	OrderRefunded       = "refunded"
+	// OrderPartiallyRefunded: paid, and some of it refunded.
+	OrderPartiallyRefunded = "partially_refunded"
 )
 
 // OrderView is an order as the commerce interface shows it to its owner.

@@ -214,6 +214,7 @@ var Routes = append([]Route{
 	// Commerce: server-key routes (Authorization: Bearer esk_…), each needing exactly one scope.
 	// Edges forward them untouched; keys are checked at the origin only.
 	{Name: "orders.packingslip", Method: "GET", Interface: Commerce, Path: "/api/orders/{reference}/packing-slip", Server: AtOrigin, Auth: AuthKey, Scope: ScopeReadOrders},
+	{Name: "orders.refund", Method: "POST", Interface: Commerce, Path: "/api/orders/{reference}/refund", Server: AtOrigin, Auth: AuthKey, Scope: ScopeWriteOrders},
 
 	// Commerce: customer accounts, forwarded to the origin. Every route but register and login
 	// takes the session token as Authorization: Bearer.

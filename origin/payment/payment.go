@@ -45,16 +45,43 @@ type Result struct {
 	DeclineReason string
 }
 
-// Provider authorizes and voids payments.
+// Provider authorizes, voids and refunds payments.
 type Provider interface {
 	Authorize(ctx context.Context, r Request) (Result, error)
 	Void(ctx context.Context, tenantID, key string) error
+	// Refund returns money of the payment authorized under r.PaymentKey. Called again with the
+	// same r.Key it returns the first call's result and moves nothing more. An error means the
+	// outcome is unknown; a refusal (nothing left to refund) is a RefundResult with OK false.
+	Refund(ctx context.Context, r RefundRequest) (RefundResult, error)
+}
+
+// RefundRequest is one refund request.
+type RefundRequest struct {
+	TenantID string
+	// PaymentKey is the authorization's idempotency key (the order id).
+	PaymentKey string
+	// Key is the refund's idempotency key (the refund id).
+	Key      string
+	Amount   int64 // minor units, > 0
+	Currency string
+}
+
+// RefundResult is the outcome of a refund.
+type RefundResult struct {
+	OK bool
+	// ID is the provider's reference of the refund.
+	ID string
+	// Reason says why a refund was refused.
+	Reason string
 }
 
 // Ledger stores the test provider's authorizations (the origin's database).
 type Ledger interface {
 	TestAuthorize(ctx context.Context, tenantID, key, id string, amount int64, currency, status string) (LedgerEntry, error)
 	TestVoid(ctx context.Context, tenantID, key string) error
+	// TestRefund records a refund of the payment under paymentKey, once under key, refusing
+	// (ok false) one that would take the payment's refunds past its amount.
+	TestRefund(ctx context.Context, tenantID, paymentKey, key, id string, amount int64) (refundID string, ok bool, err error)
 }
 
 // LedgerEntry is an authorization as the ledger recorded it.
@@ -112,4 +139,20 @@ func (p *Test) Authorize(ctx context.Context, r Request) (Result, error) {
 // Void implements Provider.
 func (p *Test) Void(ctx context.Context, tenantID, key string) error {
 	return p.Ledger.TestVoid(ctx, tenantID, key)
+}
+
+// Refund implements Provider: it refunds an authorized payment up to its amount.
+func (p *Test) Refund(ctx context.Context, r RefundRequest) (RefundResult, error) {
+	var raw [12]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return RefundResult{}, err
+	}
+	id, ok, err := p.Ledger.TestRefund(ctx, r.TenantID, r.PaymentKey, r.Key, "tr_"+hex.EncodeToString(raw[:]), r.Amount)
+	if err != nil {
+		return RefundResult{}, err
+	}
+	if !ok {
+		return RefundResult{Reason: "The payment has less left to refund than asked."}, nil
+	}
+	return RefundResult{OK: true, ID: id}, nil
 }

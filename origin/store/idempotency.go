@@ -173,6 +173,46 @@ func (db *DB) TestVoid(ctx context.Context, tenantID, key string) error {
 	})
 }
 
+// TestRefund records a refund of the test provider's authorization under paymentKey, once
+// under key: a repeated key returns the first refund. It refuses (ok false) a refund of a
+// payment that is not authorized or whose refunds would exceed its amount.
+func (db *DB) TestRefund(ctx context.Context, tenantID, paymentKey, key, id string, amount int64) (string, bool, error) {
+	var out string
+	var ok bool
+	err := db.Tx(ctx, func(tx *Tx) error {
+		out, ok = "", false
+		if err := tx.pg.QueryRow(ctx, `SELECT id FROM test_refunds WHERE tenant_id = $1 AND idempotency_key = $2`, tenantID, key).Scan(&out); err == nil {
+			ok = true
+			return nil
+		} else if err != pgx.ErrNoRows {
+			return err
+		}
+		var paid, refunded int64
+		var status string
+		err := tx.pg.QueryRow(ctx, `SELECT amount, status FROM test_payments WHERE tenant_id = $1 AND idempotency_key = $2 FOR UPDATE`,
+			tenantID, paymentKey).Scan(&paid, &status)
+		if err == pgx.ErrNoRows || (err == nil && status != "authorized" && status != "captured") {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		if err := tx.pg.QueryRow(ctx, `SELECT COALESCE(sum(amount), 0) FROM test_refunds WHERE tenant_id = $1 AND payment_key = $2`,
+			tenantID, paymentKey).Scan(&refunded); err != nil {
+			return err
+		}
+		if amount <= 0 || refunded+amount > paid {
+			return nil
+		}
+		if _, err := tx.pg.Exec(ctx, `INSERT INTO test_refunds (tenant_id, idempotency_key, payment_key, id, amount, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6)`, tenantID, key, paymentKey, id, amount, tx.now); err != nil {
+			return err
+		}
+		out, ok = id, true
+		return nil
+	})
+	return out, ok, mapError(err)
+}
+
 // TestPayments lists the test provider's ledger of a tenant (for tests and the demo).
 func (db *DB) TestPayments(ctx context.Context, tenantID string) ([]TestPayment, error) {
 	out, err := appendRows(ctx, db.pool, nil, `SELECT id, idempotency_key, amount, currency, status FROM test_payments WHERE tenant_id = $1
