@@ -214,6 +214,11 @@ var Routes = append([]Route{
 	// Commerce: server-key routes (Authorization: Bearer esk_…), each needing exactly one scope.
 	// Edges forward them untouched; keys are checked at the origin only.
 	{Name: "orders.packingslip", Method: "GET", Interface: Commerce, Path: "/api/orders/{reference}/packing-slip", Server: AtOrigin, Auth: AuthKey, Scope: ScopeReadOrders},
+	{Name: "orders.picklist", Method: "GET", Interface: Commerce, Path: "/api/orders/batch/pick-list", Server: AtOrigin, Auth: AuthKey, Scope: ScopeReadOrders,
+		Args: []Arg{{Name: "references", Type: ArgStringList, MaxItems: 500, Unique: true, Description: "Orders to pick, by reference; else every paid order not yet fulfilled in the date range."},
+			{Name: "from", Type: ArgDateTime, Description: "Orders placed at or after this time (UTC unless zoned)."},
+			{Name: "to", Type: ArgDateTime, Description: "Orders placed before this time."},
+			{Name: "limit", Type: ArgInt, Default: "200", HasMin: true, Min: 1, HasMax: true, Max: 500, Description: "Most orders picked at once (oldest first)."}}},
 	{Name: "orders.refund", Method: "POST", Interface: Commerce, Path: "/api/orders/{reference}/refund", Server: AtOrigin, Auth: AuthKey, Scope: ScopeWriteOrders},
 
 	// Commerce: customer accounts, forwarded to the origin. Every route but register and login

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/go-pdf/fpdf"
-	"github.com/go-pdf/fpdf/contrib/barcode"
 	"github.com/valyala/fasthttp"
 
 	"vitrine/edge/pipeline"
@@ -35,6 +34,7 @@ type Service struct {
 // Bind attaches the fulfilment routes' handlers.
 func (s *Service) Bind(t *handler.Table) {
 	t.Bind("orders.packingslip", s.packingSlip)
+	t.Bind("orders.picklist", s.pickList)
 }
 
 // PackingSlip is what goes in the parcel with an order: who it is for, what is in it.
@@ -158,8 +158,7 @@ func (p *PackingSlip) PDF() ([]byte, error) {
 	pdf.CellFormat(110, 7, "Order "+p.Reference, "", 0, "L", false, 0, "")
 	pdf.SetFont("Helvetica", "", 10)
 	pdf.CellFormat(70, 7, "Ordered "+p.OrderedAt.UTC().Format("2006-01-02"), "", 1, "R", false, 0, "")
-	key := barcode.RegisterCode128(pdf, p.Reference)
-	barcode.Barcode(pdf, key, 15, pdf.GetY()+1, 80, 14, false)
+	drawCode128(pdf, p.Reference, 15, pdf.GetY()+1, 80, 14)
 	pdf.SetY(pdf.GetY() + 19)
 
 	pdf.SetFont("Helvetica", "B", 10)
@@ -185,7 +184,7 @@ func (p *PackingSlip) PDF() ([]byte, error) {
 		}
 		y := pdf.GetY()
 		if l.SKU != "" {
-			barcode.Barcode(pdf, barcode.RegisterCode128(pdf, l.SKU), 16, y+1, 56, 8, false)
+			drawCode128(pdf, l.SKU, 16, y+1, 56, 8)
 		}
 		pdf.SetXY(15, y+9)
 		pdf.CellFormat(60, 5, tr(l.SKU), "", 0, "L", false, 0, "")

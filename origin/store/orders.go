@@ -293,3 +293,34 @@ type PendingOrder struct {
 	TenantID string
 	OrderID  string
 }
+
+// OrdersToPick returns, oldest first, the paid or partially refunded orders among refs (when
+// given) or placed in [from, to) (zero times: unbounded) whose fulfilment is not complete, with
+// their lines, limit at most.
+func (tx *Tx) OrdersToPick(ctx context.Context, t *schema.Tenant, refs []string, from, to time.Time, limit int) ([]*Order, error) {
+	var fromArg, toArg *time.Time
+	if !from.IsZero() {
+		fromArg = &from
+	}
+	if !to.IsZero() {
+		toArg = &to
+	}
+	var refArg []string
+	if refs != nil {
+		refArg = refs
+	}
+	out, err := appendRows(ctx, tx.pg, []*Order{}, `SELECT `+orderColumns+` FROM orders
+		WHERE tenant_id = $1 AND status IN ($2, $3) AND fulfillment_status IN ('unfulfilled', 'partially_fulfilled')
+		AND ($4::text[] IS NULL OR reference = ANY($4)) AND ($5::timestamptz IS NULL OR created_at >= $5)
+		AND ($6::timestamptz IS NULL OR created_at < $6)
+		ORDER BY created_at, id LIMIT $7`, scanOrder, t.ID, schema.OrderPaid, schema.OrderPartiallyRefunded, refArg, fromArg, toArg, limit)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range out {
+		if o.Lines, err = tx.OrderLines(ctx, t, o.ID); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
