@@ -37,6 +37,7 @@ import (
 	"vitrine/edge/pipeline"
 	"vitrine/edge/reads"
 	"vitrine/edge/replica"
+	"vitrine/origin/carrier"
 	"vitrine/origin/customers"
 	"vitrine/origin/fulfil"
 	"vitrine/origin/handler"
@@ -64,6 +65,8 @@ type Config struct {
 	// Payments authorizes checkout payments (default: the built-in test provider on the
 	// database's ledger).
 	Payments payment.Provider
+	// Carrier buys shipping labels (default: the simulated carrier, keyed by Secret).
+	Carrier carrier.Carrier
 	// CheckoutLease is how long a checkout holds its Idempotency-Key before a retry with the same
 	// key may take it over and resume the order (default 60s).
 	CheckoutLease time.Duration
@@ -107,6 +110,9 @@ func New(cfg Config, db *store.DB, rep *replica.Replica) *Server {
 	if cfg.Payments == nil {
 		cfg.Payments = &payment.Test{Ledger: db}
 	}
+	if cfg.Carrier == nil {
+		cfg.Carrier = &carrier.Sim{Secret: cfg.Secret}
+	}
 	if cfg.CheckoutLease == 0 {
 		cfg.CheckoutLease = 60 * time.Second
 	}
@@ -138,7 +144,7 @@ func New(cfg Config, db *store.DB, rep *replica.Replica) *Server {
 	s.customers.Bind(s.handlers)
 	s.keys = &keys.Service{Responder: s.Responder, DB: db, Secret: cfg.Secret}
 	s.keys.Bind(s.handlers)
-	s.fulfil = &fulfil.Service{Responder: s.Responder, DB: db}
+	s.fulfil = &fulfil.Service{Responder: s.Responder, DB: db, Carrier: cfg.Carrier}
 	s.fulfil.Bind(s.handlers)
 	s.refunds = &refund.Service{Responder: s.Responder, DB: db, Payments: cfg.Payments}
 	s.refunds.Bind(s.handlers)

@@ -138,8 +138,10 @@ type maskedTracking struct {
 // verifiedTracking is what the order's owner sees: the whole order view, with its returns.
 type verifiedTracking struct {
 	*schema.OrderView
-	Returns  []shopperReturn `json:"returns"`
-	Verified bool            `json:"verified"`
+	Returns []shopperReturn `json:"returns"`
+	// Shipments are the order's parcels: carrier, tracking number, status and events.
+	Shipments []*store.Shipment `json:"shipments"`
+	Verified  bool              `json:"verified"`
 }
 
 func masked(o *store.Order) *maskedTracking {
@@ -190,8 +192,12 @@ func (s *Server) tracking(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		if err != nil {
 			return err
 		}
+		shipments, err := tx.Shipments(ctx, rq.Info, o.ID)
+		if err != nil {
+			return err
+		}
 		view := o.View
-		out = &verifiedTracking{OrderView: &view, Returns: returns, Verified: true}
+		out = &verifiedTracking{OrderView: &view, Returns: returns, Shipments: shipments, Verified: true}
 		return nil
 	})
 	if err == nil && wellFormed && p.email != "" && !proved {

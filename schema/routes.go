@@ -206,6 +206,7 @@ var Routes = append([]Route{
 
 	// Commerce: server keys, made in store settings by administrators (manage_options). The
 	// plaintext is in the creation's answer only. See origin/keys.
+	{Name: "admin.shipments.advance", Method: "POST", Interface: Commerce, Path: "/api/admin/shipments/{id}/advance", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCommerce},
 	{Name: "admin.apikeys.list", Method: "GET", Interface: Commerce, Path: "/api/admin/api-keys", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageOptions},
 	{Name: "admin.apikeys.create", Method: "POST", Interface: Commerce, Path: "/api/admin/api-keys", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageOptions},
 	{Name: "admin.apikeys.delete", Method: "DELETE", Interface: Commerce, Path: "/api/admin/api-keys/{id}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageOptions},
@@ -219,6 +220,9 @@ var Routes = append([]Route{
 			{Name: "from", Type: ArgDateTime, Description: "Orders placed at or after this time (UTC unless zoned)."},
 			{Name: "to", Type: ArgDateTime, Description: "Orders placed before this time."},
 			{Name: "limit", Type: ArgInt, Default: "200", HasMin: true, Min: 1, HasMax: true, Max: 500, Description: "Most orders picked at once (oldest first)."}}},
+	{Name: "orders.label", Method: "POST", Interface: Commerce, Path: "/api/orders/{reference}/shipping-label", Server: AtOrigin, Auth: AuthKey, Scope: ScopeWriteOrders},
+	{Name: "orders.labels.multi", Method: "POST", Interface: Commerce, Path: "/api/orders/{reference}/shipping-labels/multi", Server: AtOrigin, Auth: AuthKey, Scope: ScopeWriteOrders},
+	{Name: "orders.shipment.label", Method: "GET", Interface: Commerce, Path: "/api/orders/{reference}/shipments/{id}/label", Server: AtOrigin, Auth: AuthKey, Scope: ScopeReadOrders},
 	{Name: "orders.refund", Method: "POST", Interface: Commerce, Path: "/api/orders/{reference}/refund", Server: AtOrigin, Auth: AuthKey, Scope: ScopeWriteOrders},
 
 	// Commerce: customer accounts, forwarded to the origin. Every route but register and login

@@ -1,5 +1,8 @@
 // Package fulfil is what a warehouse does with a store's orders through its server keys:
-// packing slips now, and the pick lists, labels and refunds of the back office as they land.
+// packing slips, pick lists, shipping labels (one parcel or several, bought from a
+// carrier.Carrier), and the fulfilment status they move (unfulfilled, partially fulfilled,
+// fulfilled, partially delivered, delivered), with order.shipped emitted when the first parcel
+// leaves and order.delivered when the last one arrives.
 // Documents are PDFs by default and JSON when the caller accepts application/json.
 //
 // # Invariants
@@ -8,6 +11,8 @@
 //     handler runs (origin.dispatch, origin/keys).
 //   - A document shows what the order holds in the database, never a cached copy; an order of
 //     another store is the 404 of an unknown order.
+//   - Labels never ship more units than were ordered less refunded: a purchase is recorded
+//     pending under the order's row lock before the carrier is called, outside any transaction.
 package fulfil
 
 import (
@@ -20,6 +25,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"vitrine/edge/pipeline"
+	"vitrine/origin/carrier"
 	"vitrine/origin/handler"
 	"vitrine/origin/store"
 	"vitrine/schema"
@@ -29,12 +35,18 @@ import (
 type Service struct {
 	*handler.Responder
 	DB *store.DB
+	// Carrier buys shipping labels.
+	Carrier carrier.Carrier
 }
 
 // Bind attaches the fulfilment routes' handlers.
 func (s *Service) Bind(t *handler.Table) {
 	t.Bind("orders.packingslip", s.packingSlip)
 	t.Bind("orders.picklist", s.pickList)
+	t.Bind("orders.label", s.singleLabel)
+	t.Bind("orders.labels.multi", s.multiLabels)
+	t.Bind("orders.shipment.label", s.shipmentLabel)
+	t.Bind("admin.shipments.advance", s.advance)
 }
 
 // PackingSlip is what goes in the parcel with an order: who it is for, what is in it.
@@ -96,7 +108,7 @@ func (s *Service) packingSlip(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		})
 	}
 	if err == nil && o == nil {
-		err = &schema.Error{Code: schema.CodeNotFound, Message: "order not found"}
+		err = errNoOrder
 	}
 	if err != nil {
 		s.Fail(ctx, rq, err)
@@ -158,7 +170,7 @@ func (p *PackingSlip) PDF() ([]byte, error) {
 	pdf.CellFormat(110, 7, "Order "+p.Reference, "", 0, "L", false, 0, "")
 	pdf.SetFont("Helvetica", "", 10)
 	pdf.CellFormat(70, 7, "Ordered "+p.OrderedAt.UTC().Format("2006-01-02"), "", 1, "R", false, 0, "")
-	drawCode128(pdf, p.Reference, 15, pdf.GetY()+1, 80, 14)
+	carrier.DrawCode128(pdf, p.Reference, 15, pdf.GetY()+1, 80, 14)
 	pdf.SetY(pdf.GetY() + 19)
 
 	pdf.SetFont("Helvetica", "B", 10)
@@ -184,7 +196,7 @@ func (p *PackingSlip) PDF() ([]byte, error) {
 		}
 		y := pdf.GetY()
 		if l.SKU != "" {
-			drawCode128(pdf, l.SKU, 16, y+1, 56, 8)
+			carrier.DrawCode128(pdf, l.SKU, 16, y+1, 56, 8)
 		}
 		pdf.SetXY(15, y+9)
 		pdf.CellFormat(60, 5, tr(l.SKU), "", 0, "L", false, 0, "")

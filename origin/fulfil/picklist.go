@@ -11,6 +11,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"vitrine/edge/pipeline"
+	"vitrine/origin/carrier"
 	"vitrine/origin/handler"
 	"vitrine/origin/store"
 	"vitrine/schema"
@@ -166,7 +167,7 @@ func (p *PickList) PDF() ([]byte, error) {
 		}
 		y := pdf.GetY()
 		if l.SKU != "" {
-			drawCode128(pdf, l.SKU, 16, y+1, 56, 8)
+			carrier.DrawCode128(pdf, l.SKU, 16, y+1, 56, 8)
 		}
 		pdf.SetFont("Helvetica", "", 9)
 		pdf.SetXY(15, y+9)
