@@ -222,6 +222,7 @@ var Routes = append([]Route{
 			{Name: "limit", Type: ArgInt, Default: "200", HasMin: true, Min: 1, HasMax: true, Max: 500, Description: "Most orders picked at once (oldest first)."}}},
 	{Name: "orders.label", Method: "POST", Interface: Commerce, Path: "/api/orders/{reference}/shipping-label", Server: AtOrigin, Auth: AuthKey, Scope: ScopeWriteOrders},
 	{Name: "orders.labels.multi", Method: "POST", Interface: Commerce, Path: "/api/orders/{reference}/shipping-labels/multi", Server: AtOrigin, Auth: AuthKey, Scope: ScopeWriteOrders},
+	{Name: "orders.returnlabel", Method: "POST", Interface: Commerce, Path: "/api/orders/{reference}/return-label", Server: AtOrigin, Auth: AuthKey, Scope: ScopeWriteOrders},
 	{Name: "orders.shipment.label", Method: "GET", Interface: Commerce, Path: "/api/orders/{reference}/shipments/{id}/label", Server: AtOrigin, Auth: AuthKey, Scope: ScopeReadOrders},
 	{Name: "orders.refund", Method: "POST", Interface: Commerce, Path: "/api/orders/{reference}/refund", Server: AtOrigin, Auth: AuthKey, Scope: ScopeWriteOrders},
 

@@ -156,6 +156,38 @@ func TestWarehouseDay(t *testing.T) {
 		}
 	})
 
+	t.Run("a return label for an approved return, once", func(t *testing.T) {
+		o := orders[8]
+		body := fmt.Sprintf(`{"items":[{"variant_id":%d,"quantity":1,"reason":"no_longer_needed"}]}`, mug)
+		r := sh.from("127.0.0.60", "POST", "/api/orders/"+o.Reference+"/return", body, "X-Order-Email", "ann@example.com")
+		if r.status != 201 {
+			t.Fatalf("return: %d %s", r.status, r.body)
+		}
+		ret := r.json(t)
+		rma := ret["rma"].(string)
+		uri := "/api/orders/" + o.Reference + "/return-label"
+		if r := sh.do("POST", uri, "", `{"return_id":"`+rma+`"}`, key("ret-early")...); r.status != 409 {
+			t.Fatalf("a label for a submitted return: %d %s", r.status, r.body)
+		}
+		if r := sh.admin("POST", "/api/admin/returns/"+rma+"/transition", `{"status":"approved"}`); r.status != 200 {
+			t.Fatalf("approve: %d %s", r.status, r.body)
+		}
+		r = sh.do("POST", uri, "", `{"return_id":"`+rma+`"}`, key("ret-1")...)
+		if r.status != 201 {
+			t.Fatalf("return label: %d %s", r.status, r.body)
+		}
+		a := decode[labelsAnswer](t, r)
+		if len(a.Shipments) != 1 || !carrier.ValidTrackingNumber(a.Shipments[0].TrackingNumber) || a.Order.FulfillmentStatus != "delivered" {
+			t.Fatalf("return label %s", r.body)
+		}
+		if r := sh.do("POST", uri, "", `{"return_id":"`+rma+`"}`, key("ret-2")...); r.status != 409 {
+			t.Fatalf("a second label for one return: %d %s", r.status, r.body)
+		}
+		if r := sh.do("POST", "/api/orders/"+orders[9].Reference+"/return-label", "", `{"return_id":"`+rma+`"}`, key("ret-3")...); r.status != 404 {
+			t.Fatalf("another order's return: %d %s", r.status, r.body)
+		}
+	})
+
 	for kind, want := range map[string]int{"order.shipped": 30, "order.delivered": 30, "order.refunded": 1} {
 		if n := sh.events(kind, want); n != want {
 			t.Errorf("%d %s events, want %d (once per order)", n, kind, want)

@@ -45,6 +45,7 @@ func (s *Service) Bind(t *handler.Table) {
 	t.Bind("orders.picklist", s.pickList)
 	t.Bind("orders.label", s.singleLabel)
 	t.Bind("orders.labels.multi", s.multiLabels)
+	t.Bind("orders.returnlabel", s.returnLabel)
 	t.Bind("orders.shipment.label", s.shipmentLabel)
 	t.Bind("admin.shipments.advance", s.advance)
 }

@@ -37,6 +37,8 @@ type ParcelPlan struct {
 	Lines       []RefundLine `json:"lines"`
 	WeightGrams int64        `json:"weight_grams"`
 	Service     string       `json:"service"`
+	// ReturnID is the return a return label is for.
+	ReturnID string `json:"return_id,omitempty"`
 }
 
 // LabelPurchase is a purchase of one or several labels for an order.
