@@ -41,6 +41,11 @@ func (s *Server) Maintain(ctx context.Context) error {
 }
 
 func (s *Server) maintainOnce(ctx context.Context) {
+	if n, err := s.fulfil.Requeue(ctx, 30*time.Second); err != nil {
+		s.log.Warn("maintenance: label batches", "err", err)
+	} else if n > 0 {
+		s.log.Info("maintenance: queued label batch orders again", "count", n)
+	}
 	if n, err := s.db.DeleteExpiredCarts(ctx, 1000); err != nil {
 		s.log.Warn("maintenance: expired carts", "err", err)
 	} else if n > 0 {

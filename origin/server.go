@@ -67,6 +67,9 @@ type Config struct {
 	Payments payment.Provider
 	// Carrier buys shipping labels (default: the simulated carrier, keyed by Secret).
 	Carrier carrier.Carrier
+	// LabelQueue carries label batches between origins (nil: label batches are refused). The
+	// origin works it in RunWork.
+	LabelQueue *fulfil.Queue
 	// CheckoutLease is how long a checkout holds its Idempotency-Key before a retry with the same
 	// key may take it over and resume the order (default 60s).
 	CheckoutLease time.Duration
@@ -144,7 +147,7 @@ func New(cfg Config, db *store.DB, rep *replica.Replica) *Server {
 	s.customers.Bind(s.handlers)
 	s.keys = &keys.Service{Responder: s.Responder, DB: db, Secret: cfg.Secret}
 	s.keys.Bind(s.handlers)
-	s.fulfil = &fulfil.Service{Responder: s.Responder, DB: db, Carrier: cfg.Carrier}
+	s.fulfil = &fulfil.Service{Responder: s.Responder, DB: db, Carrier: cfg.Carrier, Queue: cfg.LabelQueue}
 	s.fulfil.Bind(s.handlers)
 	s.refunds = &refund.Service{Responder: s.Responder, DB: db, Payments: cfg.Payments}
 	s.refunds.Bind(s.handlers)
@@ -185,6 +188,9 @@ func (s *Server) HTTPServer() *fasthttp.Server {
 		CloseOnShutdown:    true,
 	}
 }
+
+// RunWork works the origin's queues (label batches) until ctx ends.
+func (s *Server) RunWork(ctx context.Context) error { return s.fulfil.RunBatches(ctx) }
 
 // Run serves on addr until ctx ends, then drains in-flight requests (10s at most).
 func (s *Server) Run(ctx context.Context, addr string) error {

@@ -224,6 +224,9 @@ var Routes = append([]Route{
 	{Name: "orders.labels.multi", Method: "POST", Interface: Commerce, Path: "/api/orders/{reference}/shipping-labels/multi", Server: AtOrigin, Auth: AuthKey, Scope: ScopeWriteOrders},
 	{Name: "orders.returnlabel", Method: "POST", Interface: Commerce, Path: "/api/orders/{reference}/return-label", Server: AtOrigin, Auth: AuthKey, Scope: ScopeWriteOrders},
 	{Name: "orders.shipment.label", Method: "GET", Interface: Commerce, Path: "/api/orders/{reference}/shipments/{id}/label", Server: AtOrigin, Auth: AuthKey, Scope: ScopeReadOrders},
+	{Name: "orders.batchlabels", Method: "POST", Interface: Commerce, Path: "/api/orders/batch-labels", Server: AtOrigin, Auth: AuthKey, Scope: ScopeWriteOrders},
+	{Name: "orders.batchlabels.status", Method: "GET", Interface: Commerce, Path: "/api/orders/batch-labels/{batchId}/status", Server: AtOrigin, Auth: AuthKey, Scope: ScopeReadOrders},
+	{Name: "orders.batchlabels.labels", Method: "GET", Interface: Commerce, Path: "/api/orders/batch-labels/{batchId}/labels", Server: AtOrigin, Auth: AuthKey, Scope: ScopeReadOrders},
 	{Name: "orders.refund", Method: "POST", Interface: Commerce, Path: "/api/orders/{reference}/refund", Server: AtOrigin, Auth: AuthKey, Scope: ScopeWriteOrders},
 
 	// Commerce: customer accounts, forwarded to the origin. Every route but register and login

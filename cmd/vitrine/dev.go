@@ -113,7 +113,13 @@ func runDev(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	osrv := origin.New(origin.Config{Secret: key, EdgeSecret: *ef.edgeSecret, Logger: log, Metrics: set}, db, orep)
+	queue, err := labelQueue(gctx, nc, fc)
+	if err != nil {
+		g.cancel()
+		g.Wait()
+		return err
+	}
+	osrv := origin.New(origin.Config{Secret: key, EdgeSecret: *ef.edgeSecret, Logger: log, Metrics: set, LabelQueue: queue}, db, orep)
 	observe(set, "origin", orep, ofol, rel)
 	esrv, erep, err := startEdge(g, gctx, ef, "http://"+*originAddr, nc, fc, set, log)
 	if err != nil {
@@ -128,6 +134,7 @@ func runDev(ctx context.Context, args []string) error {
 		return err
 	}
 	g.Go("origin", func() error { return osrv.Run(gctx, *originAddr) })
+	g.Go("work", func() error { return osrv.RunWork(gctx) })
 	g.Go("maintenance", func() error { return osrv.Maintain(gctx) })
 	g.Go("edge", func() error { return esrv.Run(gctx, *edgeAddr) })
 	serveOps(gctx, *opsAddr, set, func() bool { return erep.Ready() && orep.Ready() }, log)

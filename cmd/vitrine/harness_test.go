@@ -24,6 +24,7 @@ import (
 	"vitrine/edge"
 	"vitrine/edge/replica"
 	"vitrine/origin"
+	"vitrine/origin/fulfil"
 	"vitrine/origin/store"
 	"vitrine/origin/store/storetest"
 	"vitrine/schema"
@@ -65,14 +66,16 @@ func testLogger(t testing.TB) *slog.Logger {
 // system is a whole Vitrine deployment inside a test: a fresh database, an embedded
 // nats-server, an origin, relays (in-process or as processes) and edges.
 type system struct {
-	t          *testing.T
-	dsn        string
-	db         *store.DB
-	ns         *natstest.Server
-	fc         feed.Config
-	key        []byte
-	edgeSecret string
-	log        *slog.Logger
+	t   *testing.T
+	dsn string
+	db  *store.DB
+	ns  *natstest.Server
+	fc  feed.Config
+	key []byte
+	// workAckWait: see systemOptions.
+	workAckWait time.Duration
+	edgeSecret  string
+	log         *slog.Logger
 
 	mu         sync.Mutex
 	localRelay *relay.Relay
@@ -102,12 +105,18 @@ type component struct {
 }
 
 type systemOptions struct {
-	dedup time.Duration
+	// workAckWait is how long an origin's unacknowledged work waits before another takes it
+	// (default 2s here).
+	workAckWait time.Duration
+	dedup       time.Duration
 }
 
 func newSystem(t *testing.T, opt systemOptions) *system {
 	t.Helper()
-	s := &system{t: t, ns: natstest.Run(t), key: []byte("0123456789abcdef0123456789abcdef"), edgeSecret: "test-edge-secret", log: testLogger(t)}
+	if opt.workAckWait == 0 {
+		opt.workAckWait = 2 * time.Second
+	}
+	s := &system{t: t, ns: natstest.Run(t), workAckWait: opt.workAckWait, key: []byte("0123456789abcdef0123456789abcdef"), edgeSecret: "test-edge-secret", log: testLogger(t)}
 	s.fc = feed.Config{DedupWindow: opt.dedup}.WithDefaults()
 	s.wakeConn = s.ns.Connect(t)
 	s.dsn = storetest.NewDatabase(t)
@@ -233,7 +242,15 @@ func (s *system) startOrigin() *component {
 	rep, fol := s.follow(ctx, nc, s.fc.AllFilters(), replica.Config{PlatformDomain: "vitrine.test", Private: true})
 	cfg := s.originConfig
 	cfg.Secret, cfg.EdgeSecret, cfg.Logger, cfg.WriteWait = s.key, s.edgeSecret, s.log, 500*time.Millisecond
+	js, err := jetstream.New(nc)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if cfg.LabelQueue, err = fulfil.NewQueue(ctx, js, s.fc.WorkStream, s.fc.LabelWorkSubject(), s.workAckWait); err != nil {
+		s.t.Fatal(err)
+	}
 	srv := origin.New(cfg, s.db, rep)
+	go srv.RunWork(ctx)
 	addr := s.originAddr
 	if addr == "" {
 		addr = "127.0.0.1:0"

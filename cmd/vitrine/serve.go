@@ -13,10 +13,12 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"vitrine/edge"
 	"vitrine/edge/replica"
 	"vitrine/origin"
+	"vitrine/origin/fulfil"
 	"vitrine/origin/store"
 	"vitrine/sync/feed"
 	"vitrine/sync/natsembed"
@@ -141,10 +143,17 @@ func runOrigin(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv := origin.New(origin.Config{Secret: key, EdgeSecret: *edgeSecret, Logger: log, Metrics: set}, db, rep)
+	queue, err := labelQueue(gctx, nc, fc)
+	if err != nil {
+		g.cancel()
+		g.Wait()
+		return err
+	}
+	srv := origin.New(origin.Config{Secret: key, EdgeSecret: *edgeSecret, Logger: log, Metrics: set, LabelQueue: queue}, db, rep)
 	observe(set, "origin", rep, fol, nil)
 	serveOps(gctx, *ops, set, rep.Ready, log)
 	g.Go("origin", func() error { return srv.Run(gctx, *addr) })
+	g.Go("work", func() error { return srv.RunWork(gctx) })
 	g.Go("maintenance", func() error { return srv.Maintain(gctx) })
 	log.Info("origin listening", "addr", *addr)
 	<-gctx.Done()
@@ -274,4 +283,13 @@ func runEdge(ctx context.Context, args []string) error {
 	log.Info("edge listening", "addr", *addr, "origin", *originURL)
 	<-gctx.Done()
 	return g.Wait()
+}
+
+// labelQueue opens the origins' label-batch work queue on JetStream.
+func labelQueue(ctx context.Context, nc *nats.Conn, fc feed.Config) (*fulfil.Queue, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	return fulfil.NewQueue(ctx, js, fc.WorkStream, fc.LabelWorkSubject(), 0)
 }

@@ -1,6 +1,7 @@
 package fulfil
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -97,9 +98,7 @@ func (s *Service) multiLabels(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	s.buyLabels(ctx, rq, *in.Parcels, in.Service)
 }
 
-// buyLabels buys one label per parcel: recorded pending under the order's row lock, bought from
-// the carrier outside any transaction, then written as shipments with the order's fulfilment
-// moved.
+// buyLabels answers a label purchase request (purchase).
 func (s *Service) buyLabels(ctx *fasthttp.RequestCtx, rq *handler.Request, parcels []parcelInput, service *string) {
 	key := string(ctx.Request.Header.Peek("Idempotency-Key"))
 	if key == "" {
@@ -107,38 +106,51 @@ func (s *Service) buyLabels(ctx *fasthttp.RequestCtx, rq *handler.Request, parce
 			Message: "Idempotency-Key is required to buy labels: a retry with the same key never buys twice"})
 		return
 	}
-	if err := store.ValidateIdempotencyKey(key); err != nil {
-		s.Fail(ctx, rq, err)
-		return
-	}
 	svc := "ground"
 	if service != nil {
 		svc = *service
 	}
-	if svc != "ground" && svc != "express" {
-		s.Fail(ctx, rq, schema.Invalid("service", "service is ground or express"))
+	answer, commits, replay, err := s.purchase(ctx, rq.Info, pipeline.Param(ctx, "reference"), key, parcels, svc)
+	if err != nil {
+		s.Fail(ctx, rq, err)
 		return
+	}
+	status := fasthttp.StatusCreated
+	if replay {
+		ctx.Response.Header.Set("Idempotent-Replayed", "true")
+		status = fasthttp.StatusOK
+	}
+	s.Written(ctx, rq, commits, status, answer)
+}
+
+// purchase buys one label per parcel for the order ref of store t: recorded pending under the
+// order's row lock, bought from the carrier outside any transaction, then written as shipments
+// with the order's fulfilment moved. A purchase with a key used before (same request) finishes
+// or answers that purchase (replay true).
+func (s *Service) purchase(ctx context.Context, t *schema.Tenant, reference, key string, parcels []parcelInput, svc string) (*LabelsAnswer, []store.LogCommit, bool, error) {
+	if err := store.ValidateIdempotencyKey(key); err != nil {
+		return nil, nil, false, err
+	}
+	if svc != "ground" && svc != "express" {
+		return nil, nil, false, schema.Invalid("service", "service is ground or express")
 	}
 	for i, p := range parcels {
 		if p.WeightGrams != nil && (*p.WeightGrams <= 0 || *p.WeightGrams > 70_000) {
-			s.Fail(ctx, rq, schema.Invalid("weight_grams", "parcel %d: a parcel weighs 1 g to 70 kg", int64(i+1)))
-			return
+			return nil, nil, false, schema.Invalid("weight_grams", "parcel %d: a parcel weighs 1 g to 70 kg", int64(i+1))
 		}
 		if p.Lines != nil {
 			seen := map[int]bool{}
 			for _, l := range *p.Lines {
 				if l.Line <= 0 || l.Quantity <= 0 || seen[l.Line] {
-					s.Fail(ctx, rq, schema.Invalid("lines", "each line is named once, with a line number and a positive quantity"))
-					return
+					return nil, nil, false, schema.Invalid("lines", "each line is named once, with a line number and a positive quantity")
 				}
 				seen[l.Line] = true
 			}
 		}
 	}
-	ref, ok := schema.NormalizeOrderReference(pipeline.Param(ctx, "reference"))
+	ref, ok := schema.NormalizeOrderReference(reference)
 	if !ok {
-		s.Fail(ctx, rq, errNoOrder)
-		return
+		return nil, nil, false, errNoOrder
 	}
 	body, _ := json.Marshal(struct {
 		P []parcelInput
@@ -153,13 +165,13 @@ func (s *Service) buyLabels(ctx *fasthttp.RequestCtx, rq *handler.Request, parce
 	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		p, replay = nil, false
 		var err error
-		if o, err = tx.LockOrderByReference(ctx, rq.Info, ref); err != nil || o == nil {
+		if o, err = tx.LockOrderByReference(ctx, t, ref); err != nil || o == nil {
 			if err == nil {
 				err = errNoOrder
 			}
 			return err
 		}
-		st, err := loadShipping(ctx, tx, rq.Info, o)
+		st, err := loadShipping(ctx, tx, t, o)
 		if err != nil {
 			return err
 		}
@@ -210,46 +222,43 @@ func (s *Service) buyLabels(ctx *fasthttp.RequestCtx, rq *handler.Request, parce
 			}
 			p.Parcels = append(p.Parcels, plan)
 		}
-		return tx.InsertLabelPurchase(ctx, rq.Info, p)
+		return tx.InsertLabelPurchase(ctx, t, p)
 	})
 	if err != nil {
-		s.Fail(ctx, rq, err)
-		return
+		return nil, nil, false, err
 	}
 	var labels []carrier.Label
 	var failure string
 	if p.Status == store.PurchasePending {
 		for i, plan := range p.Parcels {
-			l, err := s.Carrier.Buy(ctx, carrier.LabelRequest{TenantID: rq.Info.ID, Key: p.ID + "/" + strconv.Itoa(i),
+			l, err := s.Carrier.Buy(ctx, carrier.LabelRequest{TenantID: t.ID, Key: p.ID + "/" + strconv.Itoa(i),
 				Parcel: carrier.Parcel{WeightGrams: plan.WeightGrams, To: o.View.ShippingAddress, Service: plan.Service},
-				From:   rq.Info.Name, Reference: o.Reference})
+				From:   t.Name, Reference: o.Reference})
 			if err != nil {
 				if schema.ErrorCode(err) == schema.CodeInvalid {
 					failure = err.Error()
 					break
 				}
 				s.Log.Warn("labels: the carrier failed; the purchase stays pending", "err", err, "purchase", p.ID)
-				s.Fail(ctx, rq, &schema.Error{Code: schema.CodeUnavailable, RetryAfter: 2,
-					Message: "the carrier did not answer; retry with the same Idempotency-Key to finish this purchase"})
-				return
+				return nil, nil, false, errCarrierDown
 			}
 			labels = append(labels, l)
 		}
 	}
 	var answer *LabelsAnswer
 	commits, err := s.DB.WriteTx(ctx, func(tx *store.Tx) error {
-		o, err := tx.LockOrderByReference(ctx, rq.Info, ref)
+		o, err := tx.LockOrderByReference(ctx, t, ref)
 		if err != nil {
 			return err
 		}
-		st, err := loadShipping(ctx, tx, rq.Info, o)
+		st, err := loadShipping(ctx, tx, t, o)
 		if err != nil {
 			return err
 		}
 		cur := st.purchase(p.ID)
 		if cur != nil && cur.Status == store.PurchasePending && p.Status == store.PurchasePending {
 			if failure != "" {
-				if err := tx.SettleLabelPurchase(ctx, rq.Info, cur, store.PurchaseFailed, failure); err != nil {
+				if err := tx.SettleLabelPurchase(ctx, t, cur, store.PurchaseFailed, failure); err != nil {
 					return err
 				}
 			} else {
@@ -260,15 +269,15 @@ func (s *Service) buyLabels(ctx *fasthttp.RequestCtx, rq *handler.Request, parce
 					sh := &store.Shipment{OrderID: o.ID, PurchaseID: cur.ID, Parcel: i, Kind: cur.Kind, Carrier: l.Carrier, Service: l.Rate.Service,
 						TrackingNumber: l.TrackingNumber, Zone: l.Rate.Zone, Rate: l.Rate.Amount, Currency: l.Rate.Currency,
 						WeightGrams: plan.WeightGrams, Lines: plan.Lines, Status: carrier.StatusLabelCreated, Events: ev, LabelPDF: l.PDF}
-					if err := tx.InsertShipment(ctx, rq.Info, sh); err != nil {
+					if err := tx.InsertShipment(ctx, t, sh); err != nil {
 						return err
 					}
 					st.shipments = append(st.shipments, sh)
 				}
-				if err := tx.SettleLabelPurchase(ctx, rq.Info, cur, store.PurchaseDone, ""); err != nil {
+				if err := tx.SettleLabelPurchase(ctx, t, cur, store.PurchaseDone, ""); err != nil {
 					return err
 				}
-				if err := moveFulfilment(ctx, tx, rq.Info, o, st); err != nil {
+				if err := moveFulfilment(ctx, tx, t, o, st); err != nil {
 					return err
 				}
 			}
@@ -287,19 +296,14 @@ func (s *Service) buyLabels(ctx *fasthttp.RequestCtx, rq *handler.Request, parce
 	if err == nil && failure != "" {
 		err = &schema.Error{Code: schema.CodeUnprocessable, Message: "the carrier refused the labels: " + failure}
 	}
-	if err != nil {
-		s.Fail(ctx, rq, err)
-		return
-	}
-	status := fasthttp.StatusCreated
-	if replay {
-		ctx.Response.Header.Set("Idempotent-Replayed", "true")
-		status = fasthttp.StatusOK
-	}
-	s.Written(ctx, rq, commits, status, answer)
+	return answer, commits, replay, err
 }
 
-var errNoOrder = &schema.Error{Code: schema.CodeNotFound, Message: "order not found"}
+var (
+	errNoOrder     = &schema.Error{Code: schema.CodeNotFound, Message: "order not found"}
+	errCarrierDown = &schema.Error{Code: schema.CodeUnavailable, RetryAfter: 2,
+		Message: "the carrier did not answer; retry with the same Idempotency-Key to finish this purchase"}
+)
 
 // shipping is an order's shipping state: its purchases, shipments and refunds.
 type shipping struct {
@@ -309,7 +313,7 @@ type shipping struct {
 	refunds   []*store.Refund
 }
 
-func loadShipping(ctx *fasthttp.RequestCtx, tx *store.Tx, t *schema.Tenant, o *store.Order) (*shipping, error) {
+func loadShipping(ctx context.Context, tx *store.Tx, t *schema.Tenant, o *store.Order) (*shipping, error) {
 	st := &shipping{order: o}
 	var err error
 	if o.Lines, err = tx.OrderLines(ctx, t, o.ID); err != nil {
@@ -396,7 +400,7 @@ func (st *shipping) fulfilmentOf() string {
 // emitted once, when the first parcel leaves (the order stops being unfulfilled), and
 // order.delivered once, when the last one arrives; the steps between (partially fulfilled,
 // partially delivered) show in the order's status and its tracking.
-func moveFulfilment(ctx *fasthttp.RequestCtx, tx *store.Tx, t *schema.Tenant, o *store.Order, st *shipping) error {
+func moveFulfilment(ctx context.Context, tx *store.Tx, t *schema.Tenant, o *store.Order, st *shipping) error {
 	prev, next := o.View.FulfillmentStatus, st.fulfilmentOf()
 	if next == prev {
 		return nil

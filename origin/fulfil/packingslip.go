@@ -37,6 +37,8 @@ type Service struct {
 	DB *store.DB
 	// Carrier buys shipping labels.
 	Carrier carrier.Carrier
+	// Queue carries label batches between origins (nil: batches are refused).
+	Queue *Queue
 }
 
 // Bind attaches the fulfilment routes' handlers.
@@ -48,6 +50,9 @@ func (s *Service) Bind(t *handler.Table) {
 	t.Bind("orders.returnlabel", s.returnLabel)
 	t.Bind("orders.shipment.label", s.shipmentLabel)
 	t.Bind("admin.shipments.advance", s.advance)
+	t.Bind("orders.batchlabels", s.createBatch)
+	t.Bind("orders.batchlabels.status", s.batchStatus)
+	t.Bind("orders.batchlabels.labels", s.batchLabels)
 }
 
 // PackingSlip is what goes in the parcel with an order: who it is for, what is in it.

@@ -22,6 +22,8 @@ type Config struct {
 	Stream string
 	// EventStream is the event stream read by webhook dispatchers (default "VITRINE_EVENTS").
 	EventStream string
+	// WorkStream is the origins' work queue (label batches; default "VITRINE_WORK").
+	WorkStream string
 	// Replicas of each stream (default 1; 3 in a clustered deployment).
 	Replicas int
 	// TombstoneTTL is the tombstone horizon: how long a deletion stays in the stream. An edge
@@ -44,6 +46,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.EventStream == "" {
 		c.EventStream = "VITRINE_EVENTS"
+	}
+	if c.WorkStream == "" {
+		c.WorkStream = "VITRINE_WORK"
 	}
 	if c.Replicas == 0 {
 		c.Replicas = 1
@@ -83,6 +88,9 @@ func (c Config) EventSubject(tenant, kind string) string {
 // WakeSubject is the core NATS subject on which origins hint a relay that the outbox has rows.
 // It is a hint only: the relay polls anyway.
 func (c Config) WakeSubject() string { return c.Prefix + "_wake" }
+
+// LabelWorkSubject is the subject of label-batch work in WorkStream.
+func (c Config) LabelWorkSubject() string { return c.Prefix + "_work.labels" }
 
 // PublicFilters returns the subject filter of an edge serving shards (all shards when empty):
 // the public subjects of their tenants and the tenant registry.

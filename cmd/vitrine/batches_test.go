@@ -1,0 +1,142 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pdfcpu/pdfcpu/pkg/api"
+	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/model"
+
+	"vitrine/edge"
+	"vitrine/origin/carrier"
+	"vitrine/origin/payment"
+	"vitrine/origin/store"
+	"vitrine/sync/relay"
+)
+
+// slowCarrier is the simulated carrier taking its time, so that an origin can be stopped while
+// a batch is half done.
+type slowCarrier struct {
+	carrier.Sim
+	delay time.Duration
+}
+
+func (c *slowCarrier) Buy(ctx context.Context, r carrier.LabelRequest) (carrier.Label, error) {
+	select {
+	case <-time.After(c.delay):
+	case <-ctx.Done():
+		return carrier.Label{}, ctx.Err()
+	}
+	return c.Sim.Buy(ctx, r)
+}
+
+type batchStatus struct {
+	BatchID string `json:"batchId"`
+	Status  string `json:"status"`
+	Total   int    `json:"total"`
+	Done    int    `json:"done"`
+	Failed  int    `json:"failed"`
+	Results []struct {
+		Reference string `json:"reference"`
+		Status    string `json:"status"`
+		Error     string `json:"error"`
+	} `json:"results"`
+	LabelsURL string `json:"labels_url"`
+}
+
+// A label batch through an edge: 202 at once, worked by the origins' shared JetStream queue,
+// its origin stopped half-way and another finishing it; one purchase per order whatever was
+// redelivered; an order that cannot ship fails alone; the labels as one PDF.
+func TestLabelBatch(t *testing.T) {
+	s := newSystem(t, systemOptions{workAckWait: time.Second})
+	s.originConfig.Payments = &payment.Test{Ledger: s.db}
+	s.originConfig.Carrier = &slowCarrier{Sim: carrier.Sim{Secret: s.key}, delay: 40 * time.Millisecond}
+	s.startRelay(relay.Config{})
+	first := s.startOrigin()
+	e := s.startEdge(edge.Config{})
+	tn, pw := s.tenant("shop")
+	sh := &shop{s: s, t: t, tn: tn, edge: e.addr, host: "shop.example.test", auth: basic("admin", pw)}
+	writer, _ := sh.newKey(sh.host, sh.auth, `{"name":"shipping","scopes":["write_orders"]}`)
+	reader, _ := sh.newKey(sh.host, sh.auth, `{"name":"warehouse","scopes":["read_orders"]}`)
+	kettle := sh.product("Kettle", 3000, 1000)
+	var refs []string
+	for range 40 {
+		refs = append(refs, sh.orderAt(sh.host, guest, nil, lineQty{kettle, 1}).Reference)
+	}
+	shipped := sh.orderAt(sh.host, guest, nil, lineQty{kettle, 1}).Reference
+	if r := sh.do("POST", "/api/orders/"+shipped+"/shipping-label", "", "", "Authorization", "Bearer "+writer, "Idempotency-Key", "before"); r.status != 201 {
+		t.Fatalf("label: %d %s", r.status, r.body)
+	}
+	all := append(append([]string{}, refs...), shipped)
+	body := `{"references":["` + strings.Join(all, `","`) + `"]}`
+	post := func(key, body string) *response {
+		return sh.do("POST", "/api/orders/batch-labels", "", body, "Authorization", "Bearer "+writer, "Idempotency-Key", key)
+	}
+	for _, bad := range []string{`{"references":[]}`, `{"references":["nope"]}`, `{"references":["` + refs[0] + `","` + refs[0] + `"]}`, `{}`} {
+		if r := post("bad", bad); r.status != 400 {
+			t.Fatalf("%s: %d %s", bad, r.status, r.body)
+		}
+	}
+	r := post("day-1", body)
+	if r.status != 202 {
+		t.Fatalf("batch: %d %s", r.status, r.body)
+	}
+	id := r.json(t)["batchId"].(string)
+	if again := post("day-1", body); again.status != 202 || again.json(t)["batchId"] != id || again.header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("replay: %d %s", again.status, again.body)
+	}
+	// status answers the batch's status; while an origin starts, the edge may answer 503.
+	status := func() batchStatus {
+		r := sh.do("GET", "/api/orders/batch-labels/"+id+"/status", "", "", "Authorization", "Bearer "+reader)
+		if r.status == 503 {
+			return batchStatus{}
+		}
+		if r.status != 200 {
+			t.Fatalf("status: %d %s", r.status, r.body)
+		}
+		return decode[batchStatus](t, r)
+	}
+	var half batchStatus
+	waitFor(t, 20*time.Second, "a quarter of the batch", func() bool { half = status(); return half.Done >= 10 })
+	first.stop() // the origin working the batch goes away half-way
+	if half.Status == "done" {
+		t.Fatalf("the batch finished before its origin stopped: %+v", half)
+	}
+	s.startOrigin() // another takes the queue over
+	waitFor(t, 30*time.Second, "the batch to finish", func() bool { return status().Status == "done" })
+	st := status()
+	if st.Total != 41 || st.Done != 40 || st.Failed != 1 || st.Results[40].Status != "failed" || !strings.Contains(st.Results[40].Error, "shipped already") {
+		t.Fatalf("status %+v", st)
+	}
+	for _, ref := range all {
+		sh.settle(func(tx *store.Tx) error {
+			o, err := tx.OrderByReference(context.Background(), tn, ref)
+			if err != nil {
+				return err
+			}
+			ships, err := tx.Shipments(context.Background(), tn, o.ID)
+			if len(ships) != 1 {
+				t.Errorf("order %s has %d shipments, want 1", ref, len(ships))
+			}
+			return err
+		})
+	}
+	pdf := sh.do("GET", st.LabelsURL, "", "", "Authorization", "Bearer "+reader)
+	if pdf.status != 200 || !bytes.HasPrefix(pdf.body, []byte("%PDF-")) {
+		t.Fatalf("labels: %d %.100s", pdf.status, pdf.body)
+	}
+	labels, err := api.PageCount(bytes.NewReader(pdf.body), model.NewDefaultConfiguration())
+	if labels != 40 {
+		t.Fatalf("the batch PDF has %d pages (%v), want 40", labels, err)
+	}
+	if n := sh.events("order.shipped", 41); n != 41 {
+		t.Fatalf("%d order.shipped events, want 41", n)
+	}
+	if r := sh.do("GET", "/api/orders/batch-labels/"+fmt.Sprint("00000000-0000-4000-8000-000000000000")+"/status", "", "", "Authorization", "Bearer "+reader); r.status != 404 {
+		t.Fatalf("unknown batch: %d", r.status)
+	}
+}
