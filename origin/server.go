@@ -139,9 +139,10 @@ func New(cfg Config, db *store.DB, rep *replica.Replica) *Server {
 	s.batchHandlers()
 	s.catalogHandlers()
 	s.cmsHandlers()
-	s.termHandlers() // CMS categories and tags (terms.go)
-	s.menuHandlers() // CMS navigation menus and menu locations (menus.go)
-	s.userHandlers() // CMS users and application passwords (users_cms.go, apppasswords.go)
+	s.termHandlers()     // CMS categories and tags (terms.go)
+	s.menuHandlers()     // CMS navigation menus and menu locations (menus.go)
+	s.settingsHandlers() // store settings pages (settings.go)
+	s.userHandlers()     // CMS users and application passwords (users_cms.go, apppasswords.go)
 	s.cartHandlers()
 	s.customers = &customers.Service{Responder: s.Responder, DB: db}
 	s.customers.Bind(s.handlers)

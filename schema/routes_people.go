@@ -2,6 +2,9 @@ package schema
 
 import "strconv"
 
+// APIKeysPagePath is the path of the store settings page for server keys.
+const APIKeysPagePath = CMSAdminPath + "/store-settings/api-keys"
+
 // AuthorizeAppPath is the path of the application-password authorization page.
 const AuthorizeAppPath = CMSAdminPath + "/authorize-application.php"
 
@@ -103,6 +106,11 @@ func peopleRoutes() []Route {
 	// like the commerce routes'), served by the origin (origin/authorize.go).
 	for _, m := range []string{"GET", "POST"} {
 		routes = append(routes, Route{Name: "cms.authorize", Method: m, Interface: Commerce, Path: AuthorizeAppPath, Server: AtOrigin})
+	}
+	// The store settings page for server keys (origin/settings.go): signed in as an
+	// administrator, with the authorization page's session.
+	for _, m := range []string{"GET", "POST"} {
+		routes = append(routes, Route{Name: "admin.settings.apikeys", Method: m, Interface: Commerce, Path: APIKeysPagePath, Server: AtOrigin})
 	}
 	return routes
 }

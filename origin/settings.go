@@ -1,0 +1,242 @@
+package origin
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/rand"
+	"encoding/base64"
+	"html/template"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"vitrine/edge/pipeline"
+	"vitrine/origin/handler"
+	"vitrine/origin/keys"
+	"vitrine/origin/store"
+	"vitrine/schema"
+)
+
+// The store settings page for server keys, {base}/cms-admin/store-settings/api-keys
+// (schema.APIKeysPagePath): an administrator signs in (login and an application password, the
+// same session as the authorization page), lists the store's keys (redacted, scopes, status,
+// expiry, last use), creates one (its plaintext shown once, with a copy button), rolls one (the
+// new plaintext shown once; the old key works for a day more) or revokes one. Every POST carries
+// a CSRF token bound to the session; the page may not be framed and is never cached; its one
+// script (the copy button) runs under a per-response CSP nonce.
+
+func (s *Server) settingsHandlers() {
+	s.bind("admin.settings.apikeys", s.apiKeysPage)
+}
+
+var apiKeysPage = template.Must(template.New("keys").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<title>API Keys &lsaquo; {{.Site}}</title>
+<style>body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1d2327}
+table{border-collapse:collapse;width:100%;margin:1rem 0}th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid #dcdcde;vertical-align:top}
+th{background:#f6f7f7}label{display:block;margin:.5rem 0 .2rem}input[type=text],input[type=password],input[type=date]{padding:.4rem;box-sizing:border-box;width:100%;max-width:24rem}
+fieldset{border:1px solid #dcdcde;padding:.5rem 1rem;margin:.5rem 0;max-width:24rem}button{padding:.4rem .9rem;margin:.2rem .3rem .2rem 0}
+.error{color:#b32d2e}.notice{background:#fcf9e8;border-left:4px solid #dba617;padding:.8rem 1rem;margin:1rem 0}
+.new-key{font:1rem ui-monospace,monospace;background:#f6f7f7;padding:.4rem .6rem;word-break:break-all;display:inline-block}
+.status-revoked,.status-expired{color:#787c82}.inline{display:inline}</style></head>
+<body><h1>API Keys</h1><p>{{.Site}} &middot; server keys for back-office integrations (<code>Authorization: Bearer esk_…</code>).</p>
+{{if .Error}}<p class="error" id="error">{{.Error}}</p>{{end}}
+{{if .SignIn}}
+<form method="post" action="{{.Action}}">
+<input type="hidden" name="action" value="signin"><input type="hidden" name="csrf" value="{{.CSRF}}">
+<label for="login">Username or email address</label><input type="text" id="login" name="login" autocomplete="username" required>
+<label for="password">Application password</label><input type="password" id="password" name="password" autocomplete="current-password" required>
+<p><button type="submit" id="signin">Sign in</button></p></form>
+{{else}}
+<p>Signed in as <strong id="user-login">{{.Login}}</strong>.</p>
+{{if .NewKey}}<div class="notice" id="new-key-notice"><p><strong>{{.NewKeyName}}</strong>: copy this key now. It will not be shown again.</p>
+<p><span class="new-key" id="new-key">{{.NewKey}}</span> <button type="button" id="copy">Copy</button> <span id="copied"></span></p>
+{{if .NewKeyNote}}<p>{{.NewKeyNote}}</p>{{end}}</div>
+<script nonce="{{.Nonce}}">document.getElementById('copy').addEventListener('click',function(){navigator.clipboard.writeText(document.getElementById('new-key').textContent).then(function(){document.getElementById('copied').textContent='Copied'},function(){document.getElementById('copied').textContent='Select the key and copy it'})});</script>{{end}}
+<h2>Keys</h2>
+{{if .Keys}}<table id="keys"><thead><tr><th>Name</th><th>Key</th><th>Scopes</th><th>Status</th><th>Expires</th><th>Last used</th><th></th></tr></thead><tbody>
+{{range .Keys}}<tr data-id="{{.ID}}"><td class="name">{{.Name}}</td><td><code>{{.Redacted}}</code></td><td class="scopes">{{range $i, $s := .Scopes}}{{if $i}}, {{end}}{{$s}}{{else}}<em>none</em>{{end}}</td>
+<td class="status status-{{.Status}}">{{.Status}}</td><td>{{.ExpiresAt.Format "2006-01-02 15:04 UTC"}}</td><td>{{if .LastUsedAt}}{{.LastUsedAt.Format "2006-01-02 15:04 UTC"}}{{else}}never{{end}}</td>
+<td>{{if eq .Status "active"}}{{if not .RolledTo}}<form method="post" action="{{$.Action}}" class="inline"><input type="hidden" name="csrf" value="{{$.CSRF}}"><input type="hidden" name="id" value="{{.ID}}"><button type="submit" name="action" value="roll" class="roll">Roll</button></form>{{end}}
+<form method="post" action="{{$.Action}}" class="inline"><input type="hidden" name="csrf" value="{{$.CSRF}}"><input type="hidden" name="id" value="{{.ID}}"><button type="submit" name="action" value="revoke" class="revoke">Revoke</button></form>{{end}}</td></tr>
+{{end}}</tbody></table>{{else}}<p id="no-keys">No keys yet.</p>{{end}}
+<h2>Create a key</h2>
+<form method="post" action="{{.Action}}" id="create">
+<input type="hidden" name="action" value="create"><input type="hidden" name="csrf" value="{{.CSRF}}">
+<label for="name">Name</label><input type="text" id="name" name="name" maxlength="100" required placeholder="Warehouse">
+<fieldset><legend>Scopes</legend>
+{{range .Scopes}}<label><input type="checkbox" name="scopes" value="{{.}}" id="scope-{{.}}"> {{.}}</label>{{end}}</fieldset>
+<label for="expires">Expires (optional; default one year)</label><input type="date" id="expires" name="expires">
+<p><button type="submit" id="create-key">Create key</button></p></form>
+{{end}}
+</body></html>`))
+
+type apiKeysView struct {
+	Site, Action, CSRF, Error, Login, Nonce string
+	SignIn                                  bool
+	Keys                                    []*keys.View
+	Scopes                                  []schema.Scope
+	NewKey, NewKeyName, NewKeyNote          string
+}
+
+// apiKeysPage serves the API Keys settings page.
+func (s *Server) apiKeysPage(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	post := string(ctx.Method()) == "POST"
+	arg := func(name string) string {
+		if post {
+			return string(ctx.PostArgs().Peek(name))
+		}
+		return ""
+	}
+	var nb [16]byte
+	rand.Read(nb[:])
+	view := apiKeysView{Site: rq.Info.Name, Action: schema.APIKeysPagePath, Scopes: schema.Scopes, Nonce: base64.RawStdEncoding.EncodeToString(nb[:])}
+	secure := strings.HasPrefix(rq.Info.BaseURL, "https://")
+	setCookie := func(name, value string, maxAge int) {
+		c := fasthttp.AcquireCookie()
+		defer fasthttp.ReleaseCookie(c)
+		c.SetKey(name)
+		c.SetValue(value)
+		c.SetPath(schema.CMSAdminPath)
+		c.SetHTTPOnly(true)
+		c.SetSecure(secure)
+		c.SetSameSite(fasthttp.CookieSameSiteStrictMode)
+		c.SetMaxAge(maxAge)
+		ctx.Response.Header.SetCookie(c)
+	}
+	render := func(status int) {
+		h := &ctx.Response.Header
+		h.Set(fasthttp.HeaderCacheControl, "no-store")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-"+view.Nonce+"'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.SetContentType("text/html; charset=utf-8")
+		var buf bytes.Buffer
+		if err := apiKeysPage.Execute(&buf, view); err != nil {
+			s.Fail(ctx, rq, err)
+			return
+		}
+		ctx.SetStatusCode(status)
+		ctx.SetBody(buf.Bytes())
+		s.http.Count(pipeline.RouteIndex(rq.Route), status)
+	}
+	now := time.Now()
+	var user *schema.User
+	if tok := ctx.Request.Header.Cookie(adminSessionCookie); len(tok) > 0 {
+		if id, ok := s.sessionUser(rq.Info.ID, string(tok), now); ok {
+			if u, err := s.userByID(ctx, rq, id); err == nil {
+				user = u
+			}
+		}
+	}
+	action := arg("action")
+	if user == nil {
+		nonce := string(ctx.Request.Header.Cookie(adminNonceCookie))
+		if post && action == "signin" {
+			if nonce == "" || !hmac.Equal([]byte(arg("csrf")), []byte(s.csrfFor("signin:"+nonce))) {
+				view.Error = "Your sign-in form expired. Please try again."
+			} else if u, err := s.db.Authenticate(ctx, rq.Info, arg("login"), schema.HashAppPassword(s.cfg.Secret, arg("password"))); err != nil {
+				view.Error = "Unknown username or incorrect application password."
+			} else {
+				setCookie(adminSessionCookie, s.sessionToken(rq.Info.ID, u.ID, now.Add(adminSessionTTL)), int(adminSessionTTL/time.Second))
+				setCookie(adminNonceCookie, "", -1)
+				ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
+				ctx.Response.Header.Set(fasthttp.HeaderLocation, schema.APIKeysPagePath)
+				ctx.SetStatusCode(fasthttp.StatusSeeOther)
+				s.http.Count(pipeline.RouteIndex(rq.Route), fasthttp.StatusSeeOther)
+				return
+			}
+		}
+		nonce = schema.NewAppPassword()
+		setCookie(adminNonceCookie, nonce, int(adminSessionTTL/time.Second))
+		view.SignIn, view.CSRF = true, s.csrfFor("signin:"+nonce)
+		status := 200
+		if view.Error != "" {
+			status = fasthttp.StatusUnauthorized
+		}
+		render(status)
+		return
+	}
+	view.Login = user.Login
+	if !user.Role.Can(schema.CapManageOptions) {
+		view.Error = "Only administrators manage API keys."
+		view.SignIn = true
+		nonce := schema.NewAppPassword()
+		setCookie(adminNonceCookie, nonce, int(adminSessionTTL/time.Second))
+		view.CSRF = s.csrfFor("signin:" + nonce)
+		render(fasthttp.StatusForbidden)
+		return
+	}
+	session := string(ctx.Request.Header.Cookie(adminSessionCookie))
+	view.CSRF = s.csrfFor("apikeys:" + session)
+	status := 200
+	if post {
+		if !hmac.Equal([]byte(arg("csrf")), []byte(view.CSRF)) {
+			view.Error = "Your session expired or the form was not sent from this page. Please try again."
+			status = fasthttp.StatusForbidden
+		} else if err := s.apiKeysAction(ctx, rq, action, arg, &view, now); err != nil {
+			view.Error = schema.AsError(err).Message
+			status = pipeline.Status(schema.AsError(err))
+		}
+	}
+	list, err := store.TxValue(ctx, s.db, func(tx *store.Tx) ([]*store.ServerKey, error) { return tx.ServerKeys(ctx, rq.Info) })
+	if err != nil {
+		s.Fail(ctx, rq, err)
+		return
+	}
+	for _, k := range list {
+		view.Keys = append(view.Keys, keys.ViewOf(k, now))
+	}
+	render(status)
+}
+
+// apiKeysAction carries out a POST of the signed-in page: create, roll or revoke.
+func (s *Server) apiKeysAction(ctx *fasthttp.RequestCtx, rq *handler.Request, action string, arg func(string) string, view *apiKeysView, now time.Time) error {
+	switch action {
+	case "create":
+		var scopes []schema.Scope
+		ctx.PostArgs().VisitAll(func(k, v []byte) {
+			if string(k) == "scopes" {
+				scopes = append(scopes, schema.Scope(v))
+			}
+		})
+		var expires time.Time
+		if e := arg("expires"); e != "" {
+			d, err := time.Parse("2006-01-02", e)
+			if err != nil {
+				return schema.Invalid("expires", "expires is a date (YYYY-MM-DD)")
+			}
+			expires = d.Add(24*time.Hour - time.Second)
+		}
+		plain, k, err := keys.New(s.cfg.Secret, strings.TrimSpace(arg("name")), scopes, expires, now)
+		if err != nil {
+			return err
+		}
+		if err := s.db.Tx(ctx, func(tx *store.Tx) error { return tx.CreateServerKey(ctx, rq.Info, k) }); err != nil {
+			return err
+		}
+		view.NewKey, view.NewKeyName = plain, k.Name
+	case "roll":
+		plain, next, err := keys.New(s.cfg.Secret, "rolled", nil, time.Time{}, now)
+		if err != nil {
+			return err
+		}
+		until := now.Add(keys.DefaultOverlap)
+		next, err = store.TxValue(ctx, s.db, func(tx *store.Tx) (*store.ServerKey, error) {
+			return tx.RollServerKey(ctx, rq.Info, arg("id"), next, until)
+		})
+		if err != nil {
+			return err
+		}
+		view.NewKey, view.NewKeyName = plain, next.Name
+		view.NewKeyNote = "The key it replaces keeps working until " + until.UTC().Format("2006-01-02 15:04 UTC") + "."
+	case "revoke":
+		_, err := store.TxValue(ctx, s.db, func(tx *store.Tx) (*store.ServerKey, error) { return tx.RevokeServerKey(ctx, rq.Info, arg("id")) })
+		return err
+	default:
+		return schema.Invalid("action", "unknown action")
+	}
+	return nil
+}
