@@ -58,8 +58,8 @@ func TestBrowserAPIKeysPage(t *testing.T) {
 	}
 	run := func(login string) (out struct {
 		Created, Rolled, Copied, Error, Body string
-		AfterReload                         int
-		Statuses                            []string
+		AfterReload                          int
+		Statuses                             []string
 	}, err error) {
 		rctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 		defer cancel()
