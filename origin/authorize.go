@@ -130,6 +130,83 @@ func (s *Server) csrfFor(binding string) string {
 	return base64.RawURLEncoding.EncodeToString(s.adminMAC("csrf", binding))
 }
 
+// setAdminCookie sets a cookie of the administration pages: Path /cms-admin, HttpOnly,
+// SameSite=Strict, Secure on an https store; maxAge -1 deletes it.
+func setAdminCookie(ctx *fasthttp.RequestCtx, rq *handler.Request, name, value string, maxAge int) {
+	c := fasthttp.AcquireCookie()
+	defer fasthttp.ReleaseCookie(c)
+	c.SetKey(name)
+	c.SetValue(value)
+	c.SetPath(schema.CMSAdminPath)
+	c.SetHTTPOnly(true)
+	c.SetSecure(strings.HasPrefix(rq.Info.BaseURL, "https://"))
+	c.SetSameSite(fasthttp.CookieSameSiteStrictMode)
+	c.SetMaxAge(maxAge)
+	ctx.Response.Header.SetCookie(c)
+}
+
+// renderAdminPage answers an administration page: never cached or framed, no referrer, and a
+// Content-Security-Policy of nothing but inline styles plus the page's own directives (csp:
+// its script source, its form targets).
+func (s *Server) renderAdminPage(ctx *fasthttp.RequestCtx, rq *handler.Request, page *template.Template, view any, status int, csp string) {
+	h := &ctx.Response.Header
+	h.Set(fasthttp.HeaderCacheControl, "no-store")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'"+csp)
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.SetContentType("text/html; charset=utf-8")
+	var buf bytes.Buffer
+	if err := page.Execute(&buf, view); err != nil {
+		s.Fail(ctx, rq, err)
+		return
+	}
+	ctx.SetStatusCode(status)
+	ctx.SetBody(buf.Bytes())
+	s.http.Count(pipeline.RouteIndex(rq.Route), status)
+}
+
+// redirectAdmin answers 303 to one of the administration pages' own URLs.
+func (s *Server) redirectAdmin(ctx *fasthttp.RequestCtx, rq *handler.Request, to string) {
+	ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
+	ctx.Response.Header.Set("Referrer-Policy", "no-referrer")
+	ctx.Response.Header.Set(fasthttp.HeaderLocation, to)
+	ctx.SetStatusCode(fasthttp.StatusSeeOther)
+	s.http.Count(pipeline.RouteIndex(rq.Route), fasthttp.StatusSeeOther)
+}
+
+// adminSignIn is the sign-in the administration pages share. It returns the user of a valid
+// session. Without one, a sign-in POST (action=signin) with the right CSRF token and an
+// application password starts a session and redirects to back (done true); otherwise it returns
+// the CSRF token of a new sign-in form and the error to show with it.
+func (s *Server) adminSignIn(ctx *fasthttp.RequestCtx, rq *handler.Request, post bool, arg func(string) string, back string) (user *schema.User, csrf, errMsg string, done bool) {
+	now := time.Now()
+	if tok := ctx.Request.Header.Cookie(adminSessionCookie); len(tok) > 0 {
+		if id, ok := s.sessionUser(rq.Info.ID, string(tok), now); ok {
+			if u, err := s.userByID(ctx, rq, id); err == nil {
+				return u, "", "", false
+			}
+		}
+	}
+	// Sign-in: the form's CSRF token is bound to a nonce cookie set with the form.
+	nonce := string(ctx.Request.Header.Cookie(adminNonceCookie))
+	if post && arg("action") == "signin" {
+		if nonce == "" || !hmac.Equal([]byte(arg("csrf")), []byte(s.csrfFor("signin:"+nonce))) {
+			errMsg = "Your sign-in form expired. Please try again."
+		} else if u, err := s.db.Authenticate(ctx, rq.Info, arg("login"), schema.HashAppPassword(s.cfg.Secret, arg("password"))); err != nil {
+			errMsg = "Unknown username or incorrect application password."
+		} else {
+			setAdminCookie(ctx, rq, adminSessionCookie, s.sessionToken(rq.Info.ID, u.ID, now.Add(adminSessionTTL)), int(adminSessionTTL/time.Second))
+			setAdminCookie(ctx, rq, adminNonceCookie, "", -1)
+			s.redirectAdmin(ctx, rq, back)
+			return nil, "", "", true
+		}
+	}
+	nonce = schema.NewAppPassword()
+	setAdminCookie(ctx, rq, adminNonceCookie, nonce, int(adminSessionTTL/time.Second))
+	return nil, s.csrfFor("signin:" + nonce), errMsg, false
+}
+
 var authorizePage = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>{{.Title}} &lsaquo; {{.Site}}</title>
@@ -177,43 +254,8 @@ func (s *Server) authorizeApp(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	req := authorizeRequest{AppName: arg("app_name"), AppID: arg("app_id"), SuccessURL: arg("success_url"), RejectURL: arg("reject_url")}
 	view := authorizeView{Title: "Authorize Application", Site: rq.Info.Name, Req: req,
 		Action: schema.AuthorizeAppPath + "?" + req.query()}
-	secure := strings.HasPrefix(rq.Info.BaseURL, "https://")
-	setCookie := func(name, value string, maxAge int) {
-		c := fasthttp.AcquireCookie()
-		defer fasthttp.ReleaseCookie(c)
-		c.SetKey(name)
-		c.SetValue(value)
-		c.SetPath(schema.CMSAdminPath)
-		c.SetHTTPOnly(true)
-		c.SetSecure(secure)
-		c.SetSameSite(fasthttp.CookieSameSiteStrictMode)
-		c.SetMaxAge(maxAge)
-		ctx.Response.Header.SetCookie(c)
-	}
-	render := func(status int) {
-		h := &ctx.Response.Header
-		h.Set(fasthttp.HeaderCacheControl, "no-store")
-		h.Set("X-Frame-Options", "DENY")
-		h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'")
-		h.Set("Referrer-Policy", "no-referrer")
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.SetContentType("text/html; charset=utf-8")
-		var buf bytes.Buffer
-		if err := authorizePage.Execute(&buf, view); err != nil {
-			s.Fail(ctx, rq, err)
-			return
-		}
-		ctx.SetStatusCode(status)
-		ctx.SetBody(buf.Bytes())
-		s.http.Count(pipeline.RouteIndex(rq.Route), status)
-	}
-	redirect := func(to string) {
-		ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
-		ctx.Response.Header.Set("Referrer-Policy", "no-referrer")
-		ctx.Response.Header.Set(fasthttp.HeaderLocation, to)
-		ctx.SetStatusCode(fasthttp.StatusSeeOther)
-		s.http.Count(pipeline.RouteIndex(rq.Route), fasthttp.StatusSeeOther)
-	}
+	render := func(status int) { s.renderAdminPage(ctx, rq, authorizePage, view, status, "") }
+	redirect := func(to string) { s.redirectAdmin(ctx, rq, to) }
 	// The application's request is checked first, as WordPress does: nothing else happens with
 	// a bad one.
 	msg := validRedirect("success", req.SuccessURL)
@@ -232,33 +274,13 @@ func (s *Server) authorizeApp(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		return
 	}
 	now := time.Now()
-	var user *schema.User
-	if tok := ctx.Request.Header.Cookie(adminSessionCookie); len(tok) > 0 {
-		if id, ok := s.sessionUser(rq.Info.ID, string(tok), now); ok {
-			if u, err := s.userByID(ctx, rq, id); err == nil {
-				user = u
-			}
-		}
+	user, csrf, errMsg, done := s.adminSignIn(ctx, rq, post, arg, view.Action)
+	if done {
+		return
 	}
 	action := arg("action")
 	if user == nil {
-		// Sign-in: the form's CSRF token is bound to a nonce cookie set with the form.
-		nonce := string(ctx.Request.Header.Cookie(adminNonceCookie))
-		if post && action == "signin" {
-			if nonce == "" || !hmac.Equal([]byte(arg("csrf")), []byte(s.csrfFor("signin:"+nonce))) {
-				view.Error = "Your sign-in form expired. Please try again."
-			} else if u, err := s.db.Authenticate(ctx, rq.Info, arg("login"), schema.HashAppPassword(s.cfg.Secret, arg("password"))); err != nil {
-				view.Error = "Unknown username or incorrect application password."
-			} else {
-				setCookie(adminSessionCookie, s.sessionToken(rq.Info.ID, u.ID, now.Add(adminSessionTTL)), int(adminSessionTTL/time.Second))
-				setCookie(adminNonceCookie, "", -1)
-				redirect(view.Action) // back to this page, with the application's request
-				return
-			}
-		}
-		nonce = schema.NewAppPassword()
-		setCookie(adminNonceCookie, nonce, int(adminSessionTTL/time.Second))
-		view.Step, view.CSRF = "signin", s.csrfFor("signin:"+nonce)
+		view.Step, view.CSRF, view.Error = "signin", csrf, errMsg
 		status := 200
 		if view.Error != "" {
 			status = fasthttp.StatusUnauthorized

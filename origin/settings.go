@@ -1,7 +1,6 @@
 package origin
 
 import (
-	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
 	"encoding/base64"
@@ -48,7 +47,7 @@ fieldset{border:1px solid #dcdcde;padding:.5rem 1rem;margin:.5rem 0;max-width:24
 <label for="login">Username or email address</label><input type="text" id="login" name="login" autocomplete="username" required>
 <label for="password">Application password</label><input type="password" id="password" name="password" autocomplete="current-password" required>
 <p><button type="submit" id="signin">Sign in</button></p></form>
-{{else}}
+{{else if not .Refused}}
 <p>Signed in as <strong id="user-login">{{.Login}}</strong>.</p>
 {{if .NewKey}}<div class="notice" id="new-key-notice"><p><strong>{{.NewKeyName}}</strong>: copy this key now. It will not be shown again.</p>
 <p><span class="new-key" id="new-key">{{.NewKey}}</span> <button type="button" id="copy">Copy</button> <span id="copied"></span></p>
@@ -75,9 +74,11 @@ fieldset{border:1px solid #dcdcde;padding:.5rem 1rem;margin:.5rem 0;max-width:24
 type apiKeysView struct {
 	Site, Action, CSRF, Error, Login, Nonce string
 	SignIn                                  bool
-	Keys                                    []*keys.View
-	Scopes                                  []schema.Scope
-	NewKey, NewKeyName, NewKeyNote          string
+	// Refused: signed in, but not allowed to manage keys.
+	Refused                        bool
+	Keys                           []*keys.View
+	Scopes                         []schema.Scope
+	NewKey, NewKeyName, NewKeyNote string
 }
 
 // apiKeysPage serves the API Keys settings page.
@@ -92,66 +93,17 @@ func (s *Server) apiKeysPage(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	var nb [16]byte
 	rand.Read(nb[:])
 	view := apiKeysView{Site: rq.Info.Name, Action: schema.APIKeysPagePath, Scopes: schema.Scopes, Nonce: base64.RawStdEncoding.EncodeToString(nb[:])}
-	secure := strings.HasPrefix(rq.Info.BaseURL, "https://")
-	setCookie := func(name, value string, maxAge int) {
-		c := fasthttp.AcquireCookie()
-		defer fasthttp.ReleaseCookie(c)
-		c.SetKey(name)
-		c.SetValue(value)
-		c.SetPath(schema.CMSAdminPath)
-		c.SetHTTPOnly(true)
-		c.SetSecure(secure)
-		c.SetSameSite(fasthttp.CookieSameSiteStrictMode)
-		c.SetMaxAge(maxAge)
-		ctx.Response.Header.SetCookie(c)
-	}
 	render := func(status int) {
-		h := &ctx.Response.Header
-		h.Set(fasthttp.HeaderCacheControl, "no-store")
-		h.Set("X-Frame-Options", "DENY")
-		h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-"+view.Nonce+"'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
-		h.Set("Referrer-Policy", "no-referrer")
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.SetContentType("text/html; charset=utf-8")
-		var buf bytes.Buffer
-		if err := apiKeysPage.Execute(&buf, view); err != nil {
-			s.Fail(ctx, rq, err)
-			return
-		}
-		ctx.SetStatusCode(status)
-		ctx.SetBody(buf.Bytes())
-		s.http.Count(pipeline.RouteIndex(rq.Route), status)
+		s.renderAdminPage(ctx, rq, apiKeysPage, view, status, "; script-src 'nonce-"+view.Nonce+"'; form-action 'self'")
 	}
 	now := time.Now()
-	var user *schema.User
-	if tok := ctx.Request.Header.Cookie(adminSessionCookie); len(tok) > 0 {
-		if id, ok := s.sessionUser(rq.Info.ID, string(tok), now); ok {
-			if u, err := s.userByID(ctx, rq, id); err == nil {
-				user = u
-			}
-		}
+	user, csrf, errMsg, done := s.adminSignIn(ctx, rq, post, arg, schema.APIKeysPagePath)
+	if done {
+		return
 	}
 	action := arg("action")
 	if user == nil {
-		nonce := string(ctx.Request.Header.Cookie(adminNonceCookie))
-		if post && action == "signin" {
-			if nonce == "" || !hmac.Equal([]byte(arg("csrf")), []byte(s.csrfFor("signin:"+nonce))) {
-				view.Error = "Your sign-in form expired. Please try again."
-			} else if u, err := s.db.Authenticate(ctx, rq.Info, arg("login"), schema.HashAppPassword(s.cfg.Secret, arg("password"))); err != nil {
-				view.Error = "Unknown username or incorrect application password."
-			} else {
-				setCookie(adminSessionCookie, s.sessionToken(rq.Info.ID, u.ID, now.Add(adminSessionTTL)), int(adminSessionTTL/time.Second))
-				setCookie(adminNonceCookie, "", -1)
-				ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
-				ctx.Response.Header.Set(fasthttp.HeaderLocation, schema.APIKeysPagePath)
-				ctx.SetStatusCode(fasthttp.StatusSeeOther)
-				s.http.Count(pipeline.RouteIndex(rq.Route), fasthttp.StatusSeeOther)
-				return
-			}
-		}
-		nonce = schema.NewAppPassword()
-		setCookie(adminNonceCookie, nonce, int(adminSessionTTL/time.Second))
-		view.SignIn, view.CSRF = true, s.csrfFor("signin:"+nonce)
+		view.SignIn, view.CSRF, view.Error = true, csrf, errMsg
 		status := 200
 		if view.Error != "" {
 			status = fasthttp.StatusUnauthorized
@@ -161,11 +113,7 @@ func (s *Server) apiKeysPage(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	}
 	view.Login = user.Login
 	if !user.Role.Can(schema.CapManageOptions) {
-		view.Error = "Only administrators manage API keys."
-		view.SignIn = true
-		nonce := schema.NewAppPassword()
-		setCookie(adminNonceCookie, nonce, int(adminSessionTTL/time.Second))
-		view.CSRF = s.csrfFor("signin:" + nonce)
+		view.Error, view.Refused = "Only administrators manage API keys.", true
 		render(fasthttp.StatusForbidden)
 		return
 	}

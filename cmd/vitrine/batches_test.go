@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -138,5 +139,39 @@ func TestLabelBatch(t *testing.T) {
 	}
 	if r := sh.do("GET", "/api/orders/batch-labels/"+fmt.Sprint("00000000-0000-4000-8000-000000000000")+"/status", "", "", "Authorization", "Bearer "+reader); r.status != 404 {
 		t.Fatalf("unknown batch: %d", r.status)
+	}
+}
+
+// TestLabelBatch500Timing measures a 500-order label batch end to end (202 to done) with the
+// simulated carrier; it asserts correctness only and logs the time. Run it with
+// VITRINE_MEASURE=1 (it takes a minute: 500 checkouts first).
+func TestLabelBatch500Timing(t *testing.T) {
+	if os.Getenv("VITRINE_MEASURE") != "1" {
+		t.Skip("a measurement: VITRINE_MEASURE=1 runs it")
+	}
+	sh := newShop(t)
+	writer, _ := sh.newKey(sh.host, sh.auth, `{"name":"shipping","scopes":["write_orders"]}`)
+	reader, _ := sh.newKey(sh.host, sh.auth, `{"name":"warehouse","scopes":["read_orders"]}`)
+	kettle := sh.product("Kettle", 3000, 10000)
+	var refs []string
+	for range 500 {
+		refs = append(refs, sh.orderAt(sh.host, guest, nil, lineQty{kettle, 1}).Reference)
+	}
+	start := time.Now()
+	r := sh.do("POST", "/api/orders/batch-labels", "", `{"references":["`+strings.Join(refs, `","`)+`"]}`,
+		"Authorization", "Bearer "+writer, "Idempotency-Key", "five-hundred")
+	accepted := time.Since(start)
+	if r.status != 202 {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	id := r.json(t)["batchId"].(string)
+	var st batchStatus
+	waitFor(t, 5*time.Minute, "the batch", func() bool {
+		st = decode[batchStatus](t, sh.do("GET", "/api/orders/batch-labels/"+id+"/status", "", "", "Authorization", "Bearer "+reader))
+		return st.Status == "done"
+	})
+	t.Logf("500-order label batch: 202 after %v, done after %v (%d done, %d failed)", accepted, time.Since(start), st.Done, st.Failed)
+	if st.Done != 500 {
+		t.Fatalf("status %+v", st)
 	}
 }

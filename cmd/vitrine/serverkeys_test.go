@@ -16,6 +16,7 @@ import (
 
 	serverkeys "vitrine/origin/keys"
 	"vitrine/origin/store"
+	"vitrine/schema"
 )
 
 // newKey makes a server key through the admin API at the edge and returns its plaintext and id.
@@ -371,5 +372,46 @@ func TestKeyCommand(t *testing.T) {
 	}
 	if err := run(ctx, append(append([]string{"key", "create", "-name", "x", "-scopes", "everything"}, base...), secret...)); err == nil {
 		t.Fatal("an unknown scope was accepted")
+	}
+}
+
+// Every server-key route of the table, scope by scope: a key holding every other scope is
+// refused with the route's own scope named, a key holding the route's scope gets past the key
+// check (whatever the route then says of the request), and no key is a 401.
+func TestKeyRoutesScopeByScope(t *testing.T) {
+	sh := newShop(t)
+	order := sh.orderAt(sh.host, guest, nil, lineQty{sh.product("Kettle", 3000, 10), 1})
+	byScope := map[schema.Scope]string{}
+	for _, sc := range schema.Scopes {
+		byScope[sc], _ = sh.newKey(sh.host, sh.auth, `{"name":"`+string(sc)+`","scopes":["`+string(sc)+`"]}`)
+	}
+	routes := 0
+	for _, r := range schema.Routes {
+		if r.Auth != schema.AuthKey {
+			continue
+		}
+		routes++
+		uri := strings.NewReplacer("{reference}", order.Reference, "{batchId}", "00000000-0000-4000-8000-000000000000",
+			"{id}", "00000000-0000-4000-8000-000000000000").Replace(r.Path)
+		t.Run(r.Name, func(t *testing.T) {
+			if got := sh.do(r.Method, uri, "", ""); got.status != 401 || got.json(t)["error"] != "API key required" {
+				t.Fatalf("no key: %d %s", got.status, got.body)
+			}
+			for sc, key := range byScope {
+				got := sh.do(r.Method, uri, "", "", "Authorization", "Bearer "+key, "Accept", "application/json", "Idempotency-Key", "scope-test")
+				if sc == r.Scope {
+					if got.status == 401 || got.status == 403 {
+						t.Fatalf("%s with its scope %s: %d %s", r.Name, sc, got.status, got.body)
+					}
+					continue
+				}
+				if got.status != 403 || got.json(t)["error"] != "Missing required scope: "+string(r.Scope) {
+					t.Fatalf("%s with %s: %d %s", r.Name, sc, got.status, got.body)
+				}
+			}
+		})
+	}
+	if routes < 8 {
+		t.Fatalf("%d key routes in the table", routes)
 	}
 }

@@ -223,13 +223,8 @@ func (s *Service) createBatch(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		s.Fail(ctx, rq, err)
 		return
 	}
-	key := string(ctx.Request.Header.Peek("Idempotency-Key"))
-	if key == "" {
-		s.Fail(ctx, rq, &schema.Error{Code: schema.CodeInvalid, Field: "Idempotency-Key",
-			Message: "Idempotency-Key is required for label batches: a retry with the same key never buys twice"})
-		return
-	}
-	if err := store.ValidateIdempotencyKey(key); err != nil {
+	key, err := handler.IdempotencyKey(ctx, "for label batches")
+	if err != nil {
 		s.Fail(ctx, rq, err)
 		return
 	}
@@ -271,7 +266,7 @@ func (s *Service) createBatch(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	sum := sha256.Sum256(b)
 	batch := &store.LabelBatch{Key: key, RequestHash: hex.EncodeToString(sum[:]), Service: svc}
 	var created bool
-	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
+	err = s.DB.Tx(ctx, func(tx *store.Tx) error {
 		batch.Items = nil
 		var err error
 		if created, err = tx.CreateLabelBatch(ctx, rq.Info, batch, refs); err != nil || created {

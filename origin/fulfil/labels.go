@@ -100,10 +100,9 @@ func (s *Service) multiLabels(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 
 // buyLabels answers a label purchase request (purchase).
 func (s *Service) buyLabels(ctx *fasthttp.RequestCtx, rq *handler.Request, parcels []parcelInput, service *string) {
-	key := string(ctx.Request.Header.Peek("Idempotency-Key"))
-	if key == "" {
-		s.Fail(ctx, rq, &schema.Error{Code: schema.CodeInvalid, Field: "Idempotency-Key",
-			Message: "Idempotency-Key is required to buy labels: a retry with the same key never buys twice"})
+	key, err := handler.IdempotencyKey(ctx, "to buy labels")
+	if err != nil {
+		s.Fail(ctx, rq, err)
 		return
 	}
 	svc := "ground"

@@ -2,9 +2,11 @@ package fulfil_test
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -151,5 +153,30 @@ func TestPickListPDF(t *testing.T) {
 	}
 	if bars < 20 {
 		t.Fatalf("%d bars drawn", bars)
+	}
+}
+
+// BenchmarkPackingSlipPDF renders a 20-line packing slip (a barcode per line) and reports the
+// latency distribution of one render.
+func BenchmarkPackingSlipPDF(b *testing.B) {
+	o := &store.Order{Reference: "7KQF-3M9X-A2BD-HX4P", Status: "paid", CreatedAt: time.Now(),
+		View: schema.OrderView{ShippingAddress: schema.Address{Name: "Ann Example", Line1: "1 Main St", City: "Springfield", PostalCode: "12345", Country: "US"}}}
+	for i := range 20 {
+		o.Lines = append(o.Lines, store.OrderLine{LineNo: i + 1, SKU: fmt.Sprintf("SKU-%05d-BLU-XL", i), Title: fmt.Sprintf("Product %d / Blue / XL", i), Quantity: int64(1 + i%3)})
+	}
+	slip := fulfil.SlipOf("Corner Shop", o)
+	times := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	for b.Loop() {
+		start := time.Now()
+		if _, err := slip.PDF(); err != nil {
+			b.Fatal(err)
+		}
+		times = append(times, time.Since(start))
+	}
+	slices.Sort(times)
+	if len(times) > 0 {
+		b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")
+		b.ReportMetric(float64(times[len(times)*99/100].Microseconds())/1000, "p99-ms")
 	}
 }

@@ -28,7 +28,7 @@ func (s *Service) returnLabel(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		s.Fail(ctx, rq, err)
 		return
 	}
-	key := string(ctx.Request.Header.Peek("Idempotency-Key"))
+	key, keyErr := handler.IdempotencyKey(ctx, "to buy labels")
 	switch {
 	case in.ReturnID == nil:
 		s.Fail(ctx, rq, schema.Invalid("return_id", "return_id names the approved return the label is for"))
@@ -36,13 +36,8 @@ func (s *Service) returnLabel(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	case in.WeightGrams != nil && (*in.WeightGrams <= 0 || *in.WeightGrams > 70_000):
 		s.Fail(ctx, rq, schema.Invalid("weight_grams", "a parcel weighs 1 g to 70 kg"))
 		return
-	case key == "":
-		s.Fail(ctx, rq, &schema.Error{Code: schema.CodeInvalid, Field: "Idempotency-Key",
-			Message: "Idempotency-Key is required to buy labels: a retry with the same key never buys twice"})
-		return
-	}
-	if err := store.ValidateIdempotencyKey(key); err != nil {
-		s.Fail(ctx, rq, err)
+	case keyErr != nil:
+		s.Fail(ctx, rq, keyErr)
 		return
 	}
 	ref, ok := schema.NormalizeOrderReference(pipeline.Param(ctx, "reference"))

@@ -119,6 +119,17 @@ func JSONBody(ctx *fasthttp.RequestCtx, v any) error {
 	return DecodeJSON(ctx.Request.Body(), v)
 }
 
+// IdempotencyKey returns the request's Idempotency-Key, which a route that moves money or buys
+// something requires: missing, it is a 400 naming what a retry without one could do twice.
+func IdempotencyKey(ctx *fasthttp.RequestCtx, what string) (string, error) {
+	key := string(ctx.Request.Header.Peek("Idempotency-Key"))
+	if key == "" {
+		return "", &schema.Error{Code: schema.CodeInvalid, Field: "Idempotency-Key",
+			Message: "Idempotency-Key is required " + what + ": a retry with the same key never does it twice"}
+	}
+	return key, store.ValidateIdempotencyKey(key)
+}
+
 // PathID parses the integer id path parameter; anything else is the 404 of the resource.
 func PathID(ctx *fasthttp.RequestCtx, what string) (int64, error) {
 	id, err := strconv.ParseInt(pipeline.Param(ctx, "id"), 10, 64)

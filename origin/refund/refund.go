@@ -80,13 +80,8 @@ func (s *Service) refund(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		s.Fail(ctx, rq, err)
 		return
 	}
-	key := string(ctx.Request.Header.Peek("Idempotency-Key"))
-	if key == "" {
-		s.Fail(ctx, rq, &schema.Error{Code: schema.CodeInvalid, Field: "Idempotency-Key",
-			Message: "Idempotency-Key is required for refunds: a retry with the same key never refunds twice"})
-		return
-	}
-	if err := store.ValidateIdempotencyKey(key); err != nil {
+	key, err := handler.IdempotencyKey(ctx, "for refunds")
+	if err != nil {
 		s.Fail(ctx, rq, err)
 		return
 	}
