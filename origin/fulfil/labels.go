@@ -174,15 +174,9 @@ func (s *Service) purchase(ctx context.Context, t *schema.Tenant, reference, key
 		if err != nil {
 			return err
 		}
-		for _, x := range st.purchases {
-			if x.Key == key {
-				if x.RequestHash != hash {
-					return &schema.Error{Code: schema.CodeUnprocessable, Field: "Idempotency-Key",
-						Message: "this Idempotency-Key was already used for other labels of this order; use a new key for new labels"}
-				}
-				p, replay = x, true
-				return nil
-			}
+		if p, err = st.byKey(key, hash); err != nil || p != nil {
+			replay = p != nil
+			return err
 		}
 		if o.Status != schema.OrderPaid && o.Status != schema.OrderPartiallyRefunded {
 			return &schema.Error{Code: schema.CodeConflict, Message: "the order is " + o.Status + ": only paid orders are shipped"}
@@ -264,10 +258,7 @@ func (s *Service) purchase(ctx context.Context, t *schema.Tenant, reference, key
 				now := time.Now()
 				for i, l := range labels {
 					plan := cur.Parcels[i]
-					ev, _ := json.Marshal([]carrier.Event{carrier.EventFor(carrier.StatusLabelCreated, o.View.ShippingAddress, now)})
-					sh := &store.Shipment{OrderID: o.ID, PurchaseID: cur.ID, Parcel: i, Kind: cur.Kind, Carrier: l.Carrier, Service: l.Rate.Service,
-						TrackingNumber: l.TrackingNumber, Zone: l.Rate.Zone, Rate: l.Rate.Amount, Currency: l.Rate.Currency,
-						WeightGrams: plan.WeightGrams, Lines: plan.Lines, Status: carrier.StatusLabelCreated, Events: ev, LabelPDF: l.PDF}
+					sh := newShipment(o, cur, i, plan, l, now)
 					if err := tx.InsertShipment(ctx, t, sh); err != nil {
 						return err
 					}
@@ -326,6 +317,30 @@ func loadShipping(ctx context.Context, tx *store.Tx, t *schema.Tenant, o *store.
 	}
 	st.refunds, err = tx.Refunds(ctx, t, o.ID)
 	return st, err
+}
+
+// byKey returns the order's purchase made under key (nil when none was), refusing a key used
+// for another request.
+func (st *shipping) byKey(key, hash string) (*store.LabelPurchase, error) {
+	for _, x := range st.purchases {
+		if x.Key != key {
+			continue
+		}
+		if x.RequestHash != hash {
+			return nil, &schema.Error{Code: schema.CodeUnprocessable, Field: "Idempotency-Key",
+				Message: "this Idempotency-Key was already used for other labels of this order; use a new key for new labels"}
+		}
+		return x, nil
+	}
+	return nil, nil
+}
+
+// newShipment is parcel i of purchase p, bought as label l: its label just created.
+func newShipment(o *store.Order, p *store.LabelPurchase, i int, plan store.ParcelPlan, l carrier.Label, now time.Time) *store.Shipment {
+	ev, _ := json.Marshal([]carrier.Event{carrier.EventFor(carrier.StatusLabelCreated, o.View.ShippingAddress, now)})
+	return &store.Shipment{OrderID: o.ID, PurchaseID: p.ID, Parcel: i, Kind: p.Kind, Carrier: l.Carrier, Service: l.Rate.Service,
+		TrackingNumber: l.TrackingNumber, Zone: l.Rate.Zone, Rate: l.Rate.Amount, Currency: l.Rate.Currency,
+		WeightGrams: plan.WeightGrams, Lines: plan.Lines, Status: carrier.StatusLabelCreated, Events: ev, LabelPDF: l.PDF}
 }
 
 func (st *shipping) purchase(id string) *store.LabelPurchase {

@@ -72,15 +72,11 @@ func (s *Service) returnLabel(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		if err != nil {
 			return err
 		}
+		if p, err = st.byKey(key, hash); err != nil || p != nil {
+			replay = p != nil
+			return err
+		}
 		for _, x := range st.purchases {
-			if x.Key == key {
-				if x.RequestHash != hash {
-					return &schema.Error{Code: schema.CodeUnprocessable, Field: "Idempotency-Key",
-						Message: "this Idempotency-Key was already used for other labels of this order; use a new key for new labels"}
-				}
-				p, replay = x, true
-				return nil
-			}
 			if x.Kind == "return" && x.Status != store.PurchaseFailed && len(x.Parcels) > 0 && x.Parcels[0].ReturnID == r.ID {
 				return &schema.Error{Code: schema.CodeConflict, Message: "return " + r.RMA + " has a label already"}
 			}
@@ -129,11 +125,7 @@ func (s *Service) returnLabel(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 			return err
 		}
 		if cur := st.purchase(p.ID); cur != nil && cur.Status == store.PurchasePending && p.Status == store.PurchasePending {
-			plan := cur.Parcels[0]
-			ev, _ := json.Marshal([]carrier.Event{carrier.EventFor(carrier.StatusLabelCreated, o.View.ShippingAddress, time.Now())})
-			sh := &store.Shipment{OrderID: o.ID, PurchaseID: cur.ID, Kind: "return", Carrier: label.Carrier, Service: label.Rate.Service,
-				TrackingNumber: label.TrackingNumber, Zone: label.Rate.Zone, Rate: label.Rate.Amount, Currency: label.Rate.Currency,
-				WeightGrams: plan.WeightGrams, Lines: plan.Lines, Status: carrier.StatusLabelCreated, Events: ev, LabelPDF: label.PDF}
+			sh := newShipment(o, cur, 0, cur.Parcels[0], label, time.Now())
 			if err := tx.InsertShipment(ctx, rq.Info, sh); err != nil {
 				return err
 			}
