@@ -288,7 +288,7 @@ func (s *Server) reserve(ctx context.Context, rq *handler.Request, hash []byte, 
 		}
 		o.Reservation.CartSession, o.Reservation.CartRevision = hex.EncodeToString(hash), c.Revision
 		for i, l := range pc.lines {
-			avail, ok, err := tx.TakeStock(ctx, t, l.item.VariantID, l.item.Quantity)
+			holds, avail, ok, err := tx.TakeLineStock(ctx, t, l.src.Product.ID, l.item.VariantID, l.item.Quantity)
 			if err != nil {
 				return err
 			}
@@ -299,7 +299,7 @@ func (s *Server) reserve(ctx context.Context, rq *handler.Request, hash []byte, 
 				}
 				return &schema.Error{Code: schema.CodeConflict, Field: "items." + pc.view.Items[i].ID, Message: msg}
 			}
-			o.Reservation.Stock = append(o.Reservation.Stock, store.StockHold{VariantID: l.item.VariantID, Quantity: l.item.Quantity})
+			o.Reservation.Stock = append(o.Reservation.Stock, holds...)
 			lt := pc.totals.Lines[i]
 			o.Lines = append(o.Lines, store.OrderLine{LineNo: i + 1, VariantID: l.item.VariantID, ProductID: l.src.Product.ID,
 				SKU: l.src.Variant.SKU, Title: lineName(l.src), Options: nonNil(l.src.Variant.Options), UnitPrice: l.unit,

@@ -37,6 +37,7 @@ import (
 	"vitrine/edge/pipeline"
 	"vitrine/edge/reads"
 	"vitrine/edge/replica"
+	"vitrine/origin/bundles"
 	"vitrine/origin/carrier"
 	"vitrine/origin/customers"
 	"vitrine/origin/fulfil"
@@ -96,6 +97,7 @@ type Server struct {
 	keys         *keys.Service        // server keys (origin/keys)
 	fulfil       *fulfil.Service      // packing slips and the warehouse's routes (origin/fulfil)
 	refunds      *refund.Service      // refunds of orders (origin/refund)
+	bundles      *bundles.Service     // bundles and their analytics (origin/bundles)
 	validators   map[string]validator // batch pre-checks (batch.go)
 }
 
@@ -152,6 +154,8 @@ func New(cfg Config, db *store.DB, rep *replica.Replica) *Server {
 	s.fulfil.Bind(s.handlers)
 	s.refunds = &refund.Service{Responder: s.Responder, DB: db, Payments: cfg.Payments}
 	s.refunds.Bind(s.handlers)
+	s.bundles = &bundles.Service{Responder: s.Responder, DB: db}
+	s.bundles.Bind(s.handlers)
 	s.postPurchaseHandlers()
 	s.merchHandlers()
 	s.router = pipeline.NewRouter(schema.Routes, func(r *schema.Route) pipeline.Handler {

@@ -206,6 +206,9 @@ var Routes = append([]Route{
 
 	// Commerce: server keys, made in store settings by administrators (manage_options). The
 	// plaintext is in the creation's answer only. See origin/keys.
+	{Name: "admin.bundles.list", Method: "GET", Interface: Commerce, Path: "/api/admin/bundles", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog},
+	{Name: "admin.bundles.put", Method: "PUT", Interface: Commerce, Path: "/api/admin/bundles/{id}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog},
+	{Name: "admin.bundles.delete", Method: "DELETE", Interface: Commerce, Path: "/api/admin/bundles/{id}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog},
 	{Name: "admin.shipments.advance", Method: "POST", Interface: Commerce, Path: "/api/admin/shipments/{id}/advance", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCommerce},
 	{Name: "admin.apikeys.list", Method: "GET", Interface: Commerce, Path: "/api/admin/api-keys", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageOptions},
 	{Name: "admin.apikeys.create", Method: "POST", Interface: Commerce, Path: "/api/admin/api-keys", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageOptions},
@@ -227,6 +230,10 @@ var Routes = append([]Route{
 	{Name: "orders.batchlabels", Method: "POST", Interface: Commerce, Path: "/api/orders/batch-labels", Server: AtOrigin, Auth: AuthKey, Scope: ScopeWriteOrders},
 	{Name: "orders.batchlabels.status", Method: "GET", Interface: Commerce, Path: "/api/orders/batch-labels/{batchId}/status", Server: AtOrigin, Auth: AuthKey, Scope: ScopeReadOrders},
 	{Name: "orders.batchlabels.labels", Method: "GET", Interface: Commerce, Path: "/api/orders/batch-labels/{batchId}/labels", Server: AtOrigin, Auth: AuthKey, Scope: ScopeReadOrders},
+	{Name: "bundles.analytics", Method: "GET", Interface: Commerce, Path: "/api/bundles/analytics", Server: AtOrigin, Auth: AuthKey, Scope: ScopeReadAnalytics,
+		Args: []Arg{{Name: "from", Type: ArgDateTime, Description: "Orders placed at or after this time (default: 30 days ago)."},
+			{Name: "to", Type: ArgDateTime, Description: "Orders placed before this time (default: now)."},
+			{Name: "limit", Type: ArgInt, Default: "10", HasMin: true, Min: 1, HasMax: true, Max: 100, Description: "How many top bundles and components."}}},
 	{Name: "orders.refund", Method: "POST", Interface: Commerce, Path: "/api/orders/{reference}/refund", Server: AtOrigin, Auth: AuthKey, Scope: ScopeWriteOrders},
 
 	// Commerce: customer accounts, forwarded to the origin. Every route but register and login

@@ -368,7 +368,7 @@ func (s *Service) apply(ctx *fasthttp.RequestCtx, tx *store.Tx, rq *handler.Requ
 		}
 		for _, want := range cur.Lines {
 			if i := slices.IndexFunc(lines, func(l store.OrderLine) bool { return l.LineNo == want.Line }); i >= 0 {
-				if err := tx.ReturnStock(ctx, rq.Info, lines[i].VariantID, want.Quantity); err != nil {
+				if err := tx.ReturnLineStock(ctx, rq.Info, lines[i].ProductID, lines[i].VariantID, want.Quantity); err != nil {
 					return err
 				}
 			}

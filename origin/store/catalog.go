@@ -319,11 +319,16 @@ func (tx *Tx) UpdateVariant(ctx context.Context, t *schema.Tenant, old, v *Stock
 	if err := tx.saveVariant(ctx, t, p, p, v); err != nil {
 		return err
 	}
-	_, err = tx.pg.Exec(ctx, `UPDATE variants SET sku=$3, title=$4, options=$5, prices=$6, stock=$7, availability=$8, position=$9,
+	if _, err = tx.pg.Exec(ctx, `UPDATE variants SET sku=$3, title=$4, options=$5, prices=$6, stock=$7, availability=$8, position=$9,
 		updated_at=$10, version=$11 WHERE tenant_id = $1 AND id = $2`,
 		t.ID, int64(v.ID), v.SKU, v.Title, jsonb(v.Options), jsonb(v.Prices), v.Stock,
-		string(v.Availability), v.Position, v.UpdatedAt, v.Version)
-	return err
+		string(v.Availability), v.Position, v.UpdatedAt, v.Version); err != nil {
+		return err
+	}
+	if v.Stock != old.Stock {
+		return tx.refreshBundlesOf(ctx, t, v.ID)
+	}
+	return nil
 }
 
 // moveVariant re-records a variant after its product moved between read models.

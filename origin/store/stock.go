@@ -46,7 +46,10 @@ func (tx *Tx) TakeStock(ctx context.Context, t *schema.Tenant, id schema.Variant
 	if err != nil {
 		return 0, false, err
 	}
-	return stock, true, tx.stockChanged(ctx, t, id, stock, schema.Availability(avail))
+	if err := tx.stockChanged(ctx, t, id, stock, schema.Availability(avail)); err != nil {
+		return 0, false, err
+	}
+	return stock, true, tx.refreshBundlesOf(ctx, t, id)
 }
 
 // ReturnStock puts quantity units back into a variant's stock (a released reservation, a
@@ -62,7 +65,10 @@ func (tx *Tx) ReturnStock(ctx context.Context, t *schema.Tenant, id schema.Varia
 	if err != nil {
 		return err
 	}
-	return tx.stockChanged(ctx, t, id, stock, schema.Availability(avail))
+	if err := tx.stockChanged(ctx, t, id, stock, schema.Availability(avail)); err != nil {
+		return err
+	}
+	return tx.refreshBundlesOf(ctx, t, id)
 }
 
 // stockChanged replicates a variant's availability when its new stock level crosses into another
