@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"vitrine/origin/carrier"
+	"vitrine/origin/store"
 	"vitrine/schema"
 )
 
@@ -27,9 +30,9 @@ type labelsAnswer struct {
 }
 
 // A warehouse day through an edge, with server keys only (and staff for the simulated
-// carrier's scans): 30 orders, a pick list, multi-parcel labels for some and single labels for
-// the rest, the same label request ten times at once, every parcel delivered, a partial refund
-// with restock; order.shipped, order.delivered and order.refunded once per order each.
+// carrier's scans): 30 orders, a pick list, multi-parcel labels for some, the same label request
+// ten times at once, one single label and a label batch for the rest, every parcel delivered, a
+// partial refund with restock; order.shipped, order.delivered and order.refunded once per order.
 func TestWarehouseDay(t *testing.T) {
 	sh := newShop(t)
 	reader, _ := sh.newKey(sh.host, sh.auth, `{"name":"warehouse","scopes":["read_orders"]}`)
@@ -105,23 +108,51 @@ func TestWarehouseDay(t *testing.T) {
 		}
 	})
 
-	t.Run("single labels for the rest; the label is a PDF", func(t *testing.T) {
-		for _, o := range orders[6:] {
-			r := sh.do("POST", "/api/orders/"+o.Reference+"/shipping-label", "", "", key("single-"+o.Reference)...)
-			if r.status != 201 {
-				t.Fatalf("%d %s", r.status, r.body)
-			}
-			a := decode[labelsAnswer](t, r)
-			if len(a.Shipments) != 1 || len(a.Shipments[0].Lines) != 2 || a.Order.FulfillmentStatus != "fulfilled" {
-				t.Fatalf("label %s", r.body)
-			}
-			shipments = append(shipments, a.Shipments[0].ID)
-			if o.Reference == orders[6].Reference {
-				pdf := sh.do("GET", a.Shipments[0].LabelURL, "", "", "Authorization", "Bearer "+reader)
-				if pdf.status != 200 || !bytes.HasPrefix(pdf.body, []byte("%PDF-")) {
-					t.Fatalf("label PDF: %d", pdf.status)
+	t.Run("one single label with its PDF, and a label batch for the rest", func(t *testing.T) {
+		o := orders[6]
+		r := sh.do("POST", "/api/orders/"+o.Reference+"/shipping-label", "", "", key("single-"+o.Reference)...)
+		if r.status != 201 {
+			t.Fatalf("%d %s", r.status, r.body)
+		}
+		a := decode[labelsAnswer](t, r)
+		if len(a.Shipments) != 1 || len(a.Shipments[0].Lines) != 2 || a.Order.FulfillmentStatus != "fulfilled" {
+			t.Fatalf("label %s", r.body)
+		}
+		shipments = append(shipments, a.Shipments[0].ID)
+		pdf := sh.do("GET", a.Shipments[0].LabelURL, "", "", "Authorization", "Bearer "+reader)
+		if pdf.status != 200 || !bytes.HasPrefix(pdf.body, []byte("%PDF-")) {
+			t.Fatalf("label PDF: %d", pdf.status)
+		}
+
+		rest := refs[7:]
+		r = sh.do("POST", "/api/orders/batch-labels", "", `{"references":["`+strings.Join(rest, `","`)+`"]}`, key("day-batch")...)
+		if r.status != 202 {
+			t.Fatalf("batch: %d %s", r.status, r.body)
+		}
+		id := r.json(t)["batchId"].(string)
+		var st batchStatus
+		waitFor(t, 30*time.Second, "the batch", func() bool {
+			st = decode[batchStatus](t, sh.do("GET", "/api/orders/batch-labels/"+id+"/status", "", "", "Authorization", "Bearer "+reader))
+			return st.Status == "done"
+		})
+		if st.Done != len(rest) || st.Failed != 0 {
+			t.Fatalf("batch %+v", st)
+		}
+		for _, ref := range rest {
+			sh.settle(func(tx *store.Tx) error {
+				o, err := tx.OrderByReference(context.Background(), sh.tn, ref)
+				if err != nil {
+					return err
 				}
-			}
+				ships, err := tx.Shipments(context.Background(), sh.tn, o.ID)
+				for _, x := range ships {
+					shipments = append(shipments, x.ID)
+				}
+				if len(ships) != 1 || o.View.FulfillmentStatus != "fulfilled" {
+					t.Errorf("order %s: %d shipments, %s", ref, len(ships), o.View.FulfillmentStatus)
+				}
+				return err
+			})
 		}
 	})
 
