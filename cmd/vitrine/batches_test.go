@@ -175,3 +175,69 @@ func TestLabelBatch500Timing(t *testing.T) {
 		t.Fatalf("status %+v", st)
 	}
 }
+
+// A label batch survives its origin process being killed (SIGKILL) mid-run: another origin
+// takes the shared queue over, the order the dead one held is redelivered after the ack wait,
+// and every order ends with exactly one shipment.
+func TestLabelBatchSurvivesKill(t *testing.T) {
+	s := newSystem(t, systemOptions{workAckWait: 2 * time.Second})
+	s.startRelay(relay.Config{})
+	s.originAddr = freeAddr(t)
+	proc := s.startProcess([]string{"VITRINE_DATABASE_URL=" + s.dsn, "VITRINE_NATS_URL=" + s.ns.URL(), "VITRINE_LOG_LEVEL=warn"},
+		"origin", "--addr", s.originAddr, "--ops-addr", "off", "--secret", string(s.key), "--edge-secret", s.edgeSecret,
+		"--platform-domain", "vitrine.test", "--work-ack-wait", "2s")
+	e := s.startEdge(edge.Config{})
+	tn, pw := s.tenant("shop")
+	sh := &shop{s: s, t: t, tn: tn, edge: e.addr, host: "shop.example.test", auth: basic("admin", pw)}
+	waitFor(t, 20*time.Second, "the origin process to serve the store", func() bool {
+		r, err := tryCall("GET", e.addr, sh.host, "/api/tracking/0000-0000-0000-0000")
+		return err == nil && r.status == 404
+	})
+	writer, _ := sh.newKey(sh.host, sh.auth, `{"name":"shipping","scopes":["write_orders"]}`)
+	reader, _ := sh.newKey(sh.host, sh.auth, `{"name":"warehouse","scopes":["read_orders"]}`)
+	kettle := sh.product("Kettle", 3000, 1000)
+	var refs []string
+	for range 100 {
+		refs = append(refs, sh.orderAt(sh.host, guest, nil, lineQty{kettle, 1}).Reference)
+	}
+	r := sh.do("POST", "/api/orders/batch-labels", "", `{"references":["`+strings.Join(refs, `","`)+`"]}`,
+		"Authorization", "Bearer "+writer, "Idempotency-Key", "kill-day")
+	if r.status != 202 {
+		t.Fatalf("batch: %d %s", r.status, r.body)
+	}
+	id := r.json(t)["batchId"].(string)
+	// status is the batch's status, or nothing while no origin answers (the edge's 503).
+	status := func() batchStatus {
+		r := sh.do("GET", "/api/orders/batch-labels/"+id+"/status", "", "", "Authorization", "Bearer "+reader)
+		if r.status != 200 {
+			return batchStatus{}
+		}
+		return decode[batchStatus](t, r)
+	}
+	var before batchStatus
+	waitFor(t, 30*time.Second, "a part of the batch", func() bool { before = status(); return before.Done >= 5 })
+	proc.kill()
+	if before.Status == "done" {
+		t.Fatalf("the batch finished before its origin was killed: %+v", before)
+	}
+	s.startOrigin()
+	var st batchStatus
+	waitFor(t, 60*time.Second, "the batch to finish", func() bool { st = status(); return st.Status == "done" })
+	if st.Done != 100 || st.Failed != 0 {
+		t.Fatalf("after the kill: %+v", st)
+	}
+	for _, ref := range refs {
+		sh.settle(func(tx *store.Tx) error {
+			o, err := tx.OrderByReference(context.Background(), tn, ref)
+			if err != nil {
+				return err
+			}
+			ships, err := tx.Shipments(context.Background(), tn, o.ID)
+			if len(ships) != 1 {
+				t.Errorf("order %s has %d shipments, want 1", ref, len(ships))
+			}
+			return err
+		})
+	}
+	t.Logf("killed at %d of 100 done; finished by the second origin", before.Done)
+}

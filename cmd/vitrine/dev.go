@@ -113,7 +113,7 @@ func runDev(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	queue, err := labelQueue(gctx, nc, fc)
+	queue, err := labelQueue(gctx, nc, fc, 0)
 	if err != nil {
 		g.cancel()
 		g.Wait()

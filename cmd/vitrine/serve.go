@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/nats-io/nats-server/v2/server"
@@ -113,6 +114,7 @@ func runOrigin(ctx context.Context, args []string) error {
 	ops := f.String("ops-addr", "VITRINE_OPS_ADDR", "127.0.0.1:9091", "address of /metrics, /healthz, /readyz (off to disable)")
 	secret := f.String("secret", "VITRINE_SECRET", "", "server secret keying application password hashes (64 hex digits)")
 	edgeSecret := f.String("edge-secret", "VITRINE_EDGE_SECRET", "", "secret edges present; their X-Forwarded-For is trusted")
+	workAckWait := f.Duration("work-ack-wait", "VITRINE_WORK_ACK_WAIT", time.Minute, "how long an origin's unfinished label-batch order waits before another origin takes it")
 	platformDomain := f.String("platform-domain", "VITRINE_PLATFORM_DOMAIN", "localhost", "tenants resolve as <slug>.<platform-domain>")
 	if err := f.Parse(args); err != nil {
 		return err
@@ -143,7 +145,7 @@ func runOrigin(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	queue, err := labelQueue(gctx, nc, fc)
+	queue, err := labelQueue(gctx, nc, fc, *workAckWait)
 	if err != nil {
 		g.cancel()
 		g.Wait()
@@ -286,10 +288,10 @@ func runEdge(ctx context.Context, args []string) error {
 }
 
 // labelQueue opens the origins' label-batch work queue on JetStream.
-func labelQueue(ctx context.Context, nc *nats.Conn, fc feed.Config) (*fulfil.Queue, error) {
+func labelQueue(ctx context.Context, nc *nats.Conn, fc feed.Config, ackWait time.Duration) (*fulfil.Queue, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, err
 	}
-	return fulfil.NewQueue(ctx, js, fc.WorkStream, fc.LabelWorkSubject(), 0)
+	return fulfil.NewQueue(ctx, js, fc.WorkStream, fc.LabelWorkSubject(), ackWait)
 }
