@@ -164,7 +164,7 @@ func runUserCreate(ctx context.Context, args []string) error {
 	email := f.FlagSet.String("email", "", "e-mail address (required)")
 	name := f.FlagSet.String("name", "", "display name")
 	role := f.FlagSet.String("role", "administrator", "administrator, shop_manager, editor, author, contributor or subscriber")
-	secret := f.String("secret", "VITRINE_SECRET", "", "server secret (the origin's)")
+	secret := f.Secret("secret", "VITRINE_SECRET", "server secret (the origin's)")
 	if err := f.Parse(args); err != nil {
 		return err
 	}
@@ -191,7 +191,7 @@ func runUserPassword(ctx context.Context, args []string) error {
 	tenant := f.FlagSet.String("tenant", "", "tenant slug (required)")
 	login := f.FlagSet.String("login", "", "login or e-mail (required)")
 	name := f.FlagSet.String("name", "vitrine-cli", "name of the application")
-	secret := f.String("secret", "VITRINE_SECRET", "", "server secret (the origin's)")
+	secret := f.Secret("secret", "VITRINE_SECRET", "server secret (the origin's)")
 	if err := f.Parse(args); err != nil {
 		return err
 	}

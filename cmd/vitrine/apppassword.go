@@ -25,7 +25,7 @@ func runUserAppPassword(ctx context.Context, args []string) error {
 	appID := f.FlagSet.String("app-id", "", "create: the application's UUID (optional)")
 	uuid := f.FlagSet.String("uuid", "", "revoke: the password's UUID (from list)")
 	all := f.FlagSet.Bool("all", false, "revoke: every password of the user")
-	secret := f.String("secret", "VITRINE_SECRET", "", "server secret (the origin's; create only)")
+	secret := f.Secret("secret", "VITRINE_SECRET", "server secret (the origin's; create only)")
 	if err := f.Parse(args[1:]); err != nil {
 		return err
 	}

@@ -56,6 +56,24 @@ func (f flags) String(name, envName, def, usage string) *string {
 	return f.FlagSet.String(name, def, usage+" ($"+envName+")")
 }
 
+// secretValue is a flag value that never shows in usage output: the default a flag set prints
+// comes from String.
+type secretValue struct{ v string }
+
+func (s *secretValue) String() string     { return "" }
+func (s *secretValue) Set(v string) error { s.v = v; return nil }
+
+// Secret is String for a secret: the value from the environment is used but, unlike String's
+// default, never printed by -h.
+func (f flags) Secret(name, envName, usage string) *string {
+	sv := &secretValue{}
+	if v, ok := env(envName); ok {
+		sv.v = v
+	}
+	f.FlagSet.Var(sv, name, usage+" ($"+envName+")")
+	return &sv.v
+}
+
 func (f flags) Int(name, envName string, def int, usage string) *int {
 	if v, ok := env(envName); ok {
 		if n, err := strconv.Atoi(v); err == nil {

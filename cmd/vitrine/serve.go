@@ -112,8 +112,8 @@ func runOrigin(ctx context.Context, args []string) error {
 	c := f.common()
 	addr := f.String("addr", "VITRINE_ORIGIN_ADDR", "127.0.0.1:8081", "listen address")
 	ops := f.String("ops-addr", "VITRINE_OPS_ADDR", "127.0.0.1:9091", "address of /metrics, /healthz, /readyz (off to disable)")
-	secret := f.String("secret", "VITRINE_SECRET", "", "server secret keying application password hashes (64 hex digits)")
-	edgeSecret := f.String("edge-secret", "VITRINE_EDGE_SECRET", "", "secret edges present; their X-Forwarded-For is trusted")
+	secret := f.Secret("secret", "VITRINE_SECRET", "server secret keying application password hashes (64 hex digits)")
+	edgeSecret := f.Secret("edge-secret", "VITRINE_EDGE_SECRET", "secret edges present; their X-Forwarded-For is trusted")
 	workAckWait := f.Duration("work-ack-wait", "VITRINE_WORK_ACK_WAIT", time.Minute, "how long an origin's unfinished label-batch order waits before another origin takes it")
 	platformDomain := f.String("platform-domain", "VITRINE_PLATFORM_DOMAIN", "localhost", "tenants resolve as <slug>.<platform-domain>")
 	if err := f.Parse(args); err != nil {
@@ -207,7 +207,7 @@ func (f flags) edge() edgeFlags {
 	return edgeFlags{
 		shards:         f.String("shards", "VITRINE_SHARDS", "", "comma-separated shards this edge serves (default all)"),
 		platformDomain: f.String("platform-domain", "VITRINE_PLATFORM_DOMAIN", "localhost", "tenants resolve as <slug>.<platform-domain>"),
-		edgeSecret:     f.String("edge-secret", "VITRINE_EDGE_SECRET", "", "secret presented to the origin on forwarded requests"),
+		edgeSecret:     f.Secret("edge-secret", "VITRINE_EDGE_SECRET", "secret presented to the origin on forwarded requests"),
 		cacheBytes:     f.Int64("cache-bytes", "VITRINE_CACHE_BYTES", 256<<20, "rendered cache budget in bytes (negative disables the cache)"),
 		rateLimit:      f.Int("rate-limit", "VITRINE_RATE_LIMIT", 6000, "default requests per minute per client address and store (negative disables; a store's rate_limit overrides)"),
 		trustedProxies: f.String("trusted-proxies", "VITRINE_TRUSTED_PROXIES", "", "comma-separated CIDRs of proxies in front of the edge whose X-Forwarded-For is believed"),

@@ -29,7 +29,7 @@ func runKey(ctx context.Context, args []string) error {
 	expires := f.FlagSet.String("expires", "", "create, roll: expiry (RFC 3339; default one year)")
 	id := f.FlagSet.String("id", "", "revoke, roll: the key's id (from list)")
 	overlap := f.FlagSet.Duration("overlap", serverkeys.DefaultOverlap, "roll: how long the old key keeps working")
-	secret := f.String("secret", "VITRINE_SECRET", "", "server secret (the origin's; create and roll)")
+	secret := f.Secret("secret", "VITRINE_SECRET", "server secret (the origin's; create and roll)")
 	if err := f.Parse(args[1:]); err != nil {
 		return err
 	}
