@@ -49,6 +49,36 @@ type batchStatus struct {
 	LabelsURL string `json:"labels_url"`
 }
 
+// orderShipments returns an order (by reference) of the shop's store and its shipments.
+func (sh *shop) orderShipments(ref string) (*store.Order, []*store.Shipment) {
+	sh.t.Helper()
+	var o *store.Order
+	var ships []*store.Shipment
+	sh.settle(func(tx *store.Tx) error {
+		var err error
+		if o, err = tx.OrderByReference(context.Background(), sh.tn, ref); err != nil {
+			return err
+		}
+		ships, err = tx.Shipments(context.Background(), sh.tn, o.ID)
+		return err
+	})
+	return o, ships
+}
+
+// batchStatus reads a label batch's status with a read_orders key; while no origin answers
+// (the edge's 503 during a restart) it is the zero status.
+func (sh *shop) batchStatus(id, key string) batchStatus {
+	sh.t.Helper()
+	r := sh.do("GET", "/api/orders/batch-labels/"+id+"/status", "", "", "Authorization", "Bearer "+key)
+	if r.status == 503 {
+		return batchStatus{}
+	}
+	if r.status != 200 {
+		sh.t.Fatalf("batch status: %d %s", r.status, r.body)
+	}
+	return decode[batchStatus](sh.t, r)
+}
+
 // A label batch through an edge: 202 at once, worked by the origins' shared JetStream queue,
 // its origin stopped half-way and another finishing it; one purchase per order whatever was
 // redelivered; an order that cannot ship fails alone; the labels as one PDF.
@@ -90,17 +120,7 @@ func TestLabelBatch(t *testing.T) {
 	if again := post("day-1", body); again.status != 202 || again.json(t)["batchId"] != id || again.header.Get("Idempotent-Replayed") != "true" {
 		t.Fatalf("replay: %d %s", again.status, again.body)
 	}
-	// status answers the batch's status; while an origin starts, the edge may answer 503.
-	status := func() batchStatus {
-		r := sh.do("GET", "/api/orders/batch-labels/"+id+"/status", "", "", "Authorization", "Bearer "+reader)
-		if r.status == 503 {
-			return batchStatus{}
-		}
-		if r.status != 200 {
-			t.Fatalf("status: %d %s", r.status, r.body)
-		}
-		return decode[batchStatus](t, r)
-	}
+	status := func() batchStatus { return sh.batchStatus(id, reader) }
 	var half batchStatus
 	waitFor(t, 20*time.Second, "a quarter of the batch", func() bool { half = status(); return half.Done >= 10 })
 	first.stop() // the origin working the batch goes away half-way
@@ -114,17 +134,9 @@ func TestLabelBatch(t *testing.T) {
 		t.Fatalf("status %+v", st)
 	}
 	for _, ref := range all {
-		sh.settle(func(tx *store.Tx) error {
-			o, err := tx.OrderByReference(context.Background(), tn, ref)
-			if err != nil {
-				return err
-			}
-			ships, err := tx.Shipments(context.Background(), tn, o.ID)
-			if len(ships) != 1 {
-				t.Errorf("order %s has %d shipments, want 1", ref, len(ships))
-			}
-			return err
-		})
+		if _, ships := sh.orderShipments(ref); len(ships) != 1 {
+			t.Errorf("order %s has %d shipments, want 1", ref, len(ships))
+		}
 	}
 	pdf := sh.do("GET", st.LabelsURL, "", "", "Authorization", "Bearer "+reader)
 	if pdf.status != 200 || !bytes.HasPrefix(pdf.body, []byte("%PDF-")) {
@@ -167,7 +179,7 @@ func TestLabelBatch500Timing(t *testing.T) {
 	id := r.json(t)["batchId"].(string)
 	var st batchStatus
 	waitFor(t, 5*time.Minute, "the batch", func() bool {
-		st = decode[batchStatus](t, sh.do("GET", "/api/orders/batch-labels/"+id+"/status", "", "", "Authorization", "Bearer "+reader))
+		st = sh.batchStatus(id, reader)
 		return st.Status == "done"
 	})
 	t.Logf("500-order label batch: 202 after %v, done after %v (%d done, %d failed)", accepted, time.Since(start), st.Done, st.Failed)
@@ -206,14 +218,7 @@ func TestLabelBatchSurvivesKill(t *testing.T) {
 		t.Fatalf("batch: %d %s", r.status, r.body)
 	}
 	id := r.json(t)["batchId"].(string)
-	// status is the batch's status, or nothing while no origin answers (the edge's 503).
-	status := func() batchStatus {
-		r := sh.do("GET", "/api/orders/batch-labels/"+id+"/status", "", "", "Authorization", "Bearer "+reader)
-		if r.status != 200 {
-			return batchStatus{}
-		}
-		return decode[batchStatus](t, r)
-	}
+	status := func() batchStatus { return sh.batchStatus(id, reader) }
 	var before batchStatus
 	waitFor(t, 30*time.Second, "a part of the batch", func() bool { before = status(); return before.Done >= 5 })
 	proc.kill()
@@ -227,17 +232,9 @@ func TestLabelBatchSurvivesKill(t *testing.T) {
 		t.Fatalf("after the kill: %+v", st)
 	}
 	for _, ref := range refs {
-		sh.settle(func(tx *store.Tx) error {
-			o, err := tx.OrderByReference(context.Background(), tn, ref)
-			if err != nil {
-				return err
-			}
-			ships, err := tx.Shipments(context.Background(), tn, o.ID)
-			if len(ships) != 1 {
-				t.Errorf("order %s has %d shipments, want 1", ref, len(ships))
-			}
-			return err
-		})
+		if _, ships := sh.orderShipments(ref); len(ships) != 1 {
+			t.Errorf("order %s has %d shipments, want 1", ref, len(ships))
+		}
 	}
 	t.Logf("killed at %d of 100 done; finished by the second origin", before.Done)
 }

@@ -2,14 +2,12 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"vitrine/origin/carrier"
-	"vitrine/origin/store"
 	"vitrine/schema"
 )
 
@@ -131,28 +129,18 @@ func TestWarehouseDay(t *testing.T) {
 		}
 		id := r.json(t)["batchId"].(string)
 		var st batchStatus
-		waitFor(t, 30*time.Second, "the batch", func() bool {
-			st = decode[batchStatus](t, sh.do("GET", "/api/orders/batch-labels/"+id+"/status", "", "", "Authorization", "Bearer "+reader))
-			return st.Status == "done"
-		})
+		waitFor(t, 30*time.Second, "the batch", func() bool { st = sh.batchStatus(id, reader); return st.Status == "done" })
 		if st.Done != len(rest) || st.Failed != 0 {
 			t.Fatalf("batch %+v", st)
 		}
 		for _, ref := range rest {
-			sh.settle(func(tx *store.Tx) error {
-				o, err := tx.OrderByReference(context.Background(), sh.tn, ref)
-				if err != nil {
-					return err
-				}
-				ships, err := tx.Shipments(context.Background(), sh.tn, o.ID)
-				for _, x := range ships {
-					shipments = append(shipments, x.ID)
-				}
-				if len(ships) != 1 || o.View.FulfillmentStatus != "fulfilled" {
-					t.Errorf("order %s: %d shipments, %s", ref, len(ships), o.View.FulfillmentStatus)
-				}
-				return err
-			})
+			o, ships := sh.orderShipments(ref)
+			for _, x := range ships {
+				shipments = append(shipments, x.ID)
+			}
+			if len(ships) != 1 || o.View.FulfillmentStatus != "fulfilled" {
+				t.Errorf("order %s: %d shipments, %s", ref, len(ships), o.View.FulfillmentStatus)
+			}
 		}
 	})
 
