@@ -12,7 +12,7 @@ BIN := bin/vitrine
 PKGS := ./...
 FUZZTIME ?= 20s
 
-.PHONY: run test build check-go vet fmt-check fuzz clean bench soak
+.PHONY: run test build check-go vet fmt-check fuzz clean bench soak openapi
 
 check-go:
 	@if [ -z "$(GO)" ]; then echo "make: Go 1.26 or newer is required (https://go.dev/dl/); it was not found on PATH or in /usr/local/go" >&2; exit 1; fi
@@ -42,6 +42,11 @@ test: fmt-check vet
 	if [ -z "$$url" ]; then url="$$(./deploy/local/ensure-postgres.sh)" || exit 1; url="$${url%%\?*}"; url="$${url%/*}/postgres?sslmode=disable"; fi; \
 	echo "make: testing against $$url" >&2; \
 	VITRINE_TEST_DATABASE_URL="$$url" VITRINE_REQUIRE_BROWSER=1 $(GO) test -race -count=1 -timeout 15m $(PKGS)
+
+# Regenerate schema/openapi.json (served by edges at /api/openapi.json) from the route table and
+# the handlers' types; make test fails while the committed copy is stale.
+openapi: check-go
+	$(GO) test ./openapi -run '^TestDocumentIsCurrent$$' -count=1 -update
 
 # The replication soak: the chaos test many times in a row under CPU pressure, a seed per run
 # (SOAK_RUNS, default 200; see deploy/local/soak.sh). Not part of make test.

@@ -31,18 +31,18 @@ func (s *Server) adminCommerceHandlers() {
 	s.bind("admin.settings.put", s.putSettings)
 }
 
-// couponInput is the body of PUT /api/admin/coupons/{code}: the whole coupon; absent fields take
+// CouponInput is the body of PUT /api/admin/coupons/{code}: the whole coupon; absent fields take
 // their defaults (active true, no limits, no dates, every product).
-type couponInput struct {
-	Kind             *string    `json:"kind"`
-	Value            *int64     `json:"value"`
+type CouponInput struct {
+	Kind             *string    `json:"kind" doc:"percent or fixed; empty or absent for a free-shipping coupon with value 0"`
+	Value            *int64     `json:"value" doc:"percent: basis points (1000 = 10%); fixed: minor units of the default currency"`
 	FreeShipping     *bool      `json:"free_shipping"`
-	MinSubtotal      *int64     `json:"min_subtotal"`
-	ProductIDs       *[]int64   `json:"product_ids"`
+	MinSubtotal      *int64     `json:"min_subtotal" doc:"minor units of the default currency"`
+	ProductIDs       *[]int64   `json:"product_ids" doc:"at most 1000; empty or absent: every product"`
 	StartsAt         *time.Time `json:"starts_at"`
 	EndsAt           *time.Time `json:"ends_at"`
-	UsageLimit       *int64     `json:"usage_limit"`
-	PerCustomerLimit *int64     `json:"per_customer_limit"`
+	UsageLimit       *int64     `json:"usage_limit" doc:"at least 1; absent: unlimited"`
+	PerCustomerLimit *int64     `json:"per_customer_limit" doc:"at least 1; absent: unlimited"`
 	Active           *bool      `json:"active"`
 }
 
@@ -72,7 +72,7 @@ func (s *Server) putCoupon(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		s.Fail(ctx, rq, err)
 		return
 	}
-	var in couponInput
+	var in CouponInput
 	if err := handler.JSONBody(ctx, &in); err != nil {
 		s.Fail(ctx, rq, err)
 		return
@@ -128,8 +128,8 @@ func (s *Server) listGiftCards(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	s.answer(ctx, rq, err, out)
 }
 
-// giftCardInput is the body of POST /api/admin/gift-cards.
-type giftCardInput struct {
+// GiftCardInput is the body of POST /api/admin/gift-cards.
+type GiftCardInput struct {
 	// Amount is the initial balance in minor units of Currency (required).
 	Amount *int64 `json:"amount"`
 	// Currency defaults to the store's default currency.
@@ -140,14 +140,14 @@ type giftCardInput struct {
 	Note *string `json:"note"`
 }
 
-// issuedGiftCard is the answer to issuing a gift card: the only time its code is shown.
-type issuedGiftCard struct {
+// GiftCardWithCode is the answer to issuing a gift card: the only time its code is shown.
+type GiftCardWithCode struct {
 	Code     string                `json:"code"`
 	GiftCard *store.IssuedGiftCard `json:"gift_card"`
 }
 
 func (s *Server) issueGiftCard(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	var in giftCardInput
+	var in GiftCardInput
 	if err := handler.JSONBody(ctx, &in); err != nil {
 		s.Fail(ctx, rq, err)
 		return
@@ -162,7 +162,7 @@ func (s *Server) issueGiftCard(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	}
 	set(&code, in.Code)
 	set(&note, in.Note)
-	var out issuedGiftCard
+	var out GiftCardWithCode
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
 		var err error
 		out.Code, out.GiftCard, err = tx.IssueGiftCard(ctx, rq.Info, code, currency, *in.Amount, in.ExpiresAt, note)
@@ -178,12 +178,16 @@ func (s *Server) getGiftCard(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	s.answer(ctx, rq, err, out)
 }
 
-// updateGiftCard handles PATCH /api/admin/gift-cards/{id} {"active"?: bool, "note"?: string}.
+// GiftCardUpdate is the body of PATCH /api/admin/gift-cards/{id}; absent fields keep their
+// values. Balances are not edited: they move only with orders.
+type GiftCardUpdate struct {
+	Active *bool   `json:"active"`
+	Note   *string `json:"note" doc:"at most 1000 characters"`
+}
+
+// updateGiftCard handles PATCH /api/admin/gift-cards/{id}.
 func (s *Server) updateGiftCard(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	var in struct {
-		Active *bool   `json:"active"`
-		Note   *string `json:"note"`
-	}
+	var in GiftCardUpdate
 	if err := handler.JSONBody(ctx, &in); err != nil {
 		s.Fail(ctx, rq, err)
 		return
@@ -201,18 +205,18 @@ func (s *Server) listShippingMethods(ctx *fasthttp.RequestCtx, rq *handler.Reque
 	s.answer(ctx, rq, err, schema.List[store.ShippingMethodRow]{Data: nonNil(out)})
 }
 
-// shippingInput is the body of PUT /api/admin/shipping-methods/{code}: name and prices are
+// ShippingMethodInput is the body of PUT /api/admin/shipping-methods/{code}: name and prices are
 // required; free_over defaults to never, position to 0, active to true.
-type shippingInput struct {
-	Name     *string        `json:"name"`
-	Prices   *schema.Prices `json:"prices"`
-	FreeOver *schema.Prices `json:"free_over"`
-	Position *int           `json:"position"`
+type ShippingMethodInput struct {
+	Name     *string        `json:"name" doc:"required; at most 200 characters"`
+	Prices   *schema.Prices `json:"prices" doc:"required: price in minor units by currency code, at least one"`
+	FreeOver *schema.Prices `json:"free_over" doc:"free at or above this subtotal, by currency; absent: never"`
+	Position *int           `json:"position" doc:"sort order, 0 to 10000"`
 	Active   *bool          `json:"active"`
 }
 
 func (s *Server) putShippingMethod(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	var in shippingInput
+	var in ShippingMethodInput
 	if err := handler.JSONBody(ctx, &in); err != nil {
 		s.Fail(ctx, rq, err)
 		return
@@ -258,10 +262,10 @@ func (s *Server) deleteShippingMethod(ctx *fasthttp.RequestCtx, rq *handler.Requ
 	s.NoContentOr(ctx, rq, err)
 }
 
-// settingsView is the tenant's commerce settings as the admin API shows and takes them.
-type settingsView struct {
+// CommerceSettings is the tenant's commerce settings as the admin API shows and takes them.
+type CommerceSettings struct {
 	// TaxBasisPoints is the tax rate: 1075 is 10.75%.
-	TaxBasisPoints int64 `json:"tax_basis_points"`
+	TaxBasisPoints int64 `json:"tax_basis_points" doc:"the tax rate: 1075 is 10.75%"`
 	// TaxInclusive says prices include tax (VAT style).
 	TaxInclusive  bool `json:"tax_inclusive"`
 	TaxOnShipping bool `json:"tax_on_shipping"`
@@ -270,13 +274,13 @@ type settingsView struct {
 	TokenTTLSeconds int64 `json:"token_ttl_seconds"`
 }
 
-func viewSettings(st store.Settings) settingsView {
-	return settingsView{TaxBasisPoints: st.TaxBasisPoints, TaxInclusive: st.TaxInclusive, TaxOnShipping: st.TaxOnShipping,
+func viewSettings(st store.Settings) CommerceSettings {
+	return CommerceSettings{TaxBasisPoints: st.TaxBasisPoints, TaxInclusive: st.TaxInclusive, TaxOnShipping: st.TaxOnShipping,
 		CartTTLSeconds: int64(st.CartTTL / time.Second), TokenTTLSeconds: int64(st.TokenTTL / time.Second)}
 }
 
 func (s *Server) getSettings(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	var out settingsView
+	var out CommerceSettings
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
 		st, err := tx.Settings(ctx, rq.Info)
 		out = viewSettings(st)
@@ -285,13 +289,13 @@ func (s *Server) getSettings(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	s.answer(ctx, rq, err, out)
 }
 
-// settingsInput is the body of PUT /api/admin/settings; absent fields keep their values.
-type settingsInput struct {
-	TaxBasisPoints  *int64 `json:"tax_basis_points"`
+// CommerceSettingsInput is the body of PUT /api/admin/settings; absent fields keep their values.
+type CommerceSettingsInput struct {
+	TaxBasisPoints  *int64 `json:"tax_basis_points" doc:"0 to 100000 (1075 = 10.75%)"`
 	TaxInclusive    *bool  `json:"tax_inclusive"`
 	TaxOnShipping   *bool  `json:"tax_on_shipping"`
-	CartTTLSeconds  *int64 `json:"cart_ttl_seconds"`
-	TokenTTLSeconds *int64 `json:"token_ttl_seconds"`
+	CartTTLSeconds  *int64 `json:"cart_ttl_seconds" doc:"3600 (an hour) to 31536000 (a year)"`
+	TokenTTLSeconds *int64 `json:"token_ttl_seconds" doc:"3600 (an hour) to 31536000 (a year)"`
 }
 
 // Lifetime bounds of carts and customer sessions, in seconds (the store's).
@@ -301,7 +305,7 @@ const (
 )
 
 func (s *Server) putSettings(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	var in settingsInput
+	var in CommerceSettingsInput
 	if err := handler.JSONBody(ctx, &in); err != nil {
 		s.Fail(ctx, rq, err)
 		return
@@ -315,7 +319,7 @@ func (s *Server) putSettings(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 			return
 		}
 	}
-	var out settingsView
+	var out CommerceSettings
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
 		st, err := tx.Settings(ctx, rq.Info)
 		if err != nil {

@@ -424,7 +424,9 @@ func (s *Server) mutateCart(ctx *fasthttp.RequestCtx, rq *handler.Request, creat
 	s.Respond(ctx, rq, 200, err, view)
 }
 
-type cartItemInput struct {
+// CartItemInput is the body of POST /api/cart/items: a variant, the quantity to add (1 when
+// absent) and, optionally, the currency the cart is shown in.
+type CartItemInput struct {
 	VariantID *int64  `json:"variant_id"`
 	Quantity  *int64  `json:"quantity"`
 	Currency  *string `json:"currency"`
@@ -452,7 +454,7 @@ func checkLine(ctx context.Context, tx *store.Tx, t *schema.Tenant, id schema.Va
 }
 
 func (s *Server) addCartItem(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	var in cartItemInput
+	var in CartItemInput
 	if err := handler.JSONBody(ctx, &in); err != nil {
 		s.Fail(ctx, rq, err)
 		return
@@ -504,15 +506,19 @@ func cartItem(ctx *fasthttp.RequestCtx) (schema.VariantID, error) {
 	return schema.VariantID(id), nil
 }
 
+// CartQuantityInput is the body of PATCH /api/cart/items/{item}: the line's new quantity, 0
+// removing it.
+type CartQuantityInput struct {
+	Quantity *int64 `json:"quantity"`
+}
+
 func (s *Server) updateCartItem(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	id, err := cartItem(ctx)
 	if err != nil {
 		s.Fail(ctx, rq, err)
 		return
 	}
-	var in struct {
-		Quantity *int64 `json:"quantity"`
-	}
+	var in CartQuantityInput
 	if err := handler.JSONBody(ctx, &in); err != nil {
 		s.Fail(ctx, rq, err)
 		return
@@ -569,7 +575,8 @@ func (s *Server) deleteCart(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	s.Respond(ctx, rq, 200, err, view)
 }
 
-type cartOptionsInput struct {
+// CartOptionsInput is the body of PATCH /api/cart/options: each field sent replaces the cart's.
+type CartOptionsInput struct {
 	Currency       *string `json:"currency"`
 	ShippingMethod *string `json:"shipping_method"`
 	Notes          *string `json:"notes"`
@@ -578,7 +585,7 @@ type cartOptionsInput struct {
 }
 
 func (s *Server) setCartOptions(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	var in cartOptionsInput
+	var in CartOptionsInput
 	if err := handler.JSONBody(ctx, &in); err != nil {
 		s.Fail(ctx, rq, err)
 		return
@@ -625,12 +632,13 @@ func (s *Server) setCartOptions(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	})
 }
 
-type codeInput struct {
+// CodeInput is the body that applies a coupon or a gift card to a cart.
+type CodeInput struct {
 	Code *string `json:"code"`
 }
 
 func (s *Server) addCoupon(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	var in codeInput
+	var in CodeInput
 	if err := handler.JSONBody(ctx, &in); err != nil {
 		s.Fail(ctx, rq, err)
 		return
@@ -686,7 +694,7 @@ func (s *Server) removeCoupon(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 }
 
 func (s *Server) addGiftCard(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	var in codeInput
+	var in CodeInput
 	if err := handler.JSONBody(ctx, &in); err != nil {
 		s.Fail(ctx, rq, err)
 		return

@@ -12,9 +12,9 @@ import (
 	"vitrine/schema"
 )
 
-// productInput is the body of product create and update: every field optional, so that PATCH
+// ProductInput is the body of product create and update: every field optional, so that PATCH
 // takes any subset. Create requires title and prices.
-type productInput struct {
+type ProductInput struct {
 	Slug        *string               `json:"slug"`
 	Title       *string               `json:"title"`
 	Description *string               `json:"description"`
@@ -24,10 +24,10 @@ type productInput struct {
 	Images      *[]schema.Image       `json:"images"`
 	CategoryIDs *[]schema.CategoryID  `json:"category_ids"`
 	// Variants is accepted on create only: the product's variants, created with it.
-	Variants *[]variantInput `json:"variants"`
+	Variants *[]VariantInput `json:"variants"`
 }
 
-func (in *productInput) apply(p *schema.Product) {
+func (in *ProductInput) apply(p *schema.Product) {
 	set(&p.Slug, in.Slug)
 	set(&p.Title, in.Title)
 	set(&p.Description, in.Description)
@@ -38,8 +38,9 @@ func (in *productInput) apply(p *schema.Product) {
 	set(&p.CategoryIDs, in.CategoryIDs)
 }
 
-// variantInput is the body of variant create and update.
-type variantInput struct {
+// VariantInput is the body of variant create and update (and an element of a product create's
+// variants): every field optional; create requires sku.
+type VariantInput struct {
 	SKU      *string          `json:"sku"`
 	Title    *string          `json:"title"`
 	Options  *[]schema.Option `json:"options"`
@@ -48,7 +49,7 @@ type variantInput struct {
 	Position *int             `json:"position"`
 }
 
-func (in *variantInput) apply(v *store.StockedVariant) {
+func (in *VariantInput) apply(v *store.StockedVariant) {
 	set(&v.SKU, in.SKU)
 	set(&v.Title, in.Title)
 	set(&v.Options, in.Options)
@@ -57,7 +58,9 @@ func (in *variantInput) apply(v *store.StockedVariant) {
 	set(&v.Position, in.Position)
 }
 
-type categoryInput struct {
+// CategoryInput is the body of category create and update: every field optional, so that PATCH
+// takes any subset. Create requires name; the slug is derived from it when absent.
+type CategoryInput struct {
 	Slug        *string            `json:"slug"`
 	Name        *string            `json:"name"`
 	Description *string            `json:"description"`
@@ -65,7 +68,9 @@ type categoryInput struct {
 	Position    *int               `json:"position"`
 }
 
-type currencyInput struct {
+// CurrencyInput is the body of currency create and update: create requires code, name, exponent
+// and rate; an update may not change the code.
+type CurrencyInput struct {
 	Code     *string `json:"code"`
 	Name     *string `json:"name"`
 	Symbol   *string `json:"symbol"`
@@ -166,7 +171,7 @@ func (s *Server) write(ctx *fasthttp.RequestCtx, rq *handler.Request, status int
 }
 
 func (s *Server) createProduct(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	var in productInput
+	var in ProductInput
 	if err := handler.JSONBody(ctx, &in); err != nil {
 		s.Fail(ctx, rq, err)
 		return
@@ -192,7 +197,7 @@ func (s *Server) createProduct(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		if err := tx.CreateProduct(ctx, rq.Info, p); err != nil {
 			return nil, err
 		}
-		variants := []variantInput{{}}
+		variants := []VariantInput{{}}
 		if in.Variants != nil {
 			variants = *in.Variants
 		}
@@ -271,7 +276,7 @@ func (s *Server) getProduct(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 
 func (s *Server) updateProduct(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	id, err := handler.PathID(ctx, "product")
-	var in productInput
+	var in ProductInput
 	if err == nil {
 		err = handler.JSONBody(ctx, &in)
 	}
@@ -322,7 +327,7 @@ func (s *Server) listVariants(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 
 func (s *Server) createVariant(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	id, err := handler.PathID(ctx, "product")
-	var in variantInput
+	var in VariantInput
 	if err == nil {
 		err = handler.JSONBody(ctx, &in)
 	}
@@ -354,7 +359,7 @@ func (s *Server) getVariant(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 }
 
 func (s *Server) createCategory(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	var in categoryInput
+	var in CategoryInput
 	if err := handler.JSONBody(ctx, &in); err != nil {
 		s.Fail(ctx, rq, err)
 		return
@@ -373,7 +378,7 @@ func (s *Server) createCategory(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	})
 }
 
-func (in *categoryInput) apply(c *schema.Category) {
+func (in *CategoryInput) apply(c *schema.Category) {
 	set(&c.Slug, in.Slug)
 	set(&c.Name, in.Name)
 	set(&c.Description, in.Description)
@@ -381,7 +386,7 @@ func (in *categoryInput) apply(c *schema.Category) {
 	set(&c.Position, in.Position)
 }
 
-func (in *currencyInput) apply(c *schema.Currency) {
+func (in *CurrencyInput) apply(c *schema.Currency) {
 	set(&c.Code, in.Code)
 	set(&c.Name, in.Name)
 	set(&c.Symbol, in.Symbol)
@@ -390,7 +395,7 @@ func (in *currencyInput) apply(c *schema.Currency) {
 }
 
 func (s *Server) createCurrency(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	var in currencyInput
+	var in CurrencyInput
 	err := handler.JSONBody(ctx, &in)
 	if err == nil && (in.Code == nil || in.Name == nil || in.Exponent == nil || in.Rate == nil) {
 		err = schema.Invalid("code", "code, name, exponent and rate are required")
@@ -434,6 +439,18 @@ func update[T any, In patchBody[T]](s *Server, ctx *fasthttp.RequestCtx, rq *han
 	})
 }
 
+// DeletedID answers a delete by integer id.
+type DeletedID struct {
+	Deleted bool  `json:"deleted" doc:"Always true."`
+	ID      int64 `json:"id"`
+}
+
+// DeletedCurrency answers a currency delete.
+type DeletedCurrency struct {
+	Code    string `json:"code"`
+	Deleted bool   `json:"deleted" doc:"Always true."`
+}
+
 // remove answers a delete by integer id.
 func (s *Server) remove(ctx *fasthttp.RequestCtx, rq *handler.Request, what string, del func(tx *store.Tx, id int64) error) {
 	id, err := handler.PathID(ctx, what)
@@ -442,13 +459,13 @@ func (s *Server) remove(ctx *fasthttp.RequestCtx, rq *handler.Request, what stri
 		return
 	}
 	s.write(ctx, rq, 200, func(tx *store.Tx) (any, error) {
-		return map[string]any{"deleted": true, "id": id}, del(tx, id)
+		return DeletedID{Deleted: true, ID: id}, del(tx, id)
 	})
 }
 
 func (s *Server) updateVariant(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	id, err := handler.PathID(ctx, "variant")
-	update(s, ctx, rq, &variantInput{}, func() error { return err },
+	update(s, ctx, rq, &VariantInput{}, func() error { return err },
 		func(tx *store.Tx) (*store.StockedVariant, error) {
 			return tx.Variant(ctx, rq.Info, schema.VariantID(id))
 		},
@@ -463,7 +480,7 @@ func (s *Server) deleteVariant(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 
 func (s *Server) updateCategory(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	id, err := handler.PathID(ctx, "category")
-	update(s, ctx, rq, &categoryInput{}, func() error { return err },
+	update(s, ctx, rq, &CategoryInput{}, func() error { return err },
 		func(tx *store.Tx) (*schema.Category, error) { return tx.Category(ctx, rq.Info, schema.CategoryID(id)) },
 		func(tx *store.Tx, old, next *schema.Category) error {
 			return tx.UpdateCategory(ctx, rq.Info, old, next)
@@ -476,7 +493,7 @@ func (s *Server) deleteCategory(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 
 func (s *Server) updateCurrency(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	code := pipeline.Param(ctx, "code")
-	in := &currencyInput{}
+	in := &CurrencyInput{}
 	update(s, ctx, rq, in, func() error {
 		if in.Code != nil && *in.Code != code {
 			return schema.Invalid("code", "a currency's code cannot change")
@@ -492,6 +509,6 @@ func (s *Server) updateCurrency(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 func (s *Server) deleteCurrency(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	code := pipeline.Param(ctx, "code")
 	s.write(ctx, rq, 200, func(tx *store.Tx) (any, error) {
-		return map[string]any{"deleted": true, "code": code}, tx.DeleteCurrency(ctx, rq.Info, code)
+		return DeletedCurrency{Code: code, Deleted: true}, tx.DeleteCurrency(ctx, rq.Info, code)
 	})
 }

@@ -18,8 +18,8 @@ import (
 	"vitrine/schema"
 )
 
-// checkoutInput is the body of POST /api/checkout.
-type checkoutInput struct {
+// CheckoutInput is the body of POST /api/checkout.
+type CheckoutInput struct {
 	// Email is required for a guest; a signed-in customer's email is used when absent.
 	Email           *string         `json:"email"`
 	ShippingAddress *schema.Address `json:"shipping_address"`
@@ -53,7 +53,7 @@ func (s *Server) checkout(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		s.Fail(ctx, rq, err)
 		return
 	}
-	var in checkoutInput
+	var in CheckoutInput
 	if err := handler.JSONBody(ctx, &in); err != nil {
 		s.Fail(ctx, rq, err)
 		return
@@ -142,7 +142,7 @@ func (s *Server) checkout(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	s.Reply(ctx, rq, out.status, out.body)
 }
 
-func validateCheckout(in *checkoutInput, customer *store.Customer) error {
+func validateCheckout(in *CheckoutInput, customer *store.Customer) error {
 	if in.Email == nil && customer != nil {
 		in.Email = &customer.Email
 	}
@@ -171,7 +171,7 @@ func validateCheckout(in *checkoutInput, customer *store.Customer) error {
 }
 
 // runCheckout reserves (or resumes the order named by resume), authorizes and settles.
-func (s *Server) runCheckout(ctx context.Context, rq *handler.Request, hash []byte, in *checkoutInput, customer *store.Customer, scope, key, resume string) checkoutOutcome {
+func (s *Server) runCheckout(ctx context.Context, rq *handler.Request, hash []byte, in *CheckoutInput, customer *store.Customer, scope, key, resume string) checkoutOutcome {
 	var o *store.Order
 	if resume != "" {
 		err := s.db.Tx(ctx, func(tx *store.Tx) error {
@@ -242,7 +242,7 @@ var providerDown = &schema.Error{Code: schema.CodeUnavailable, RetryAfter: 2,
 // reserve prices the cart and, in one transaction, takes stock, redeems coupons, debits gift
 // cards and inserts the order as pending_payment. The transaction may be retried: it calls
 // nothing outside the database.
-func (s *Server) reserve(ctx context.Context, rq *handler.Request, hash []byte, in *checkoutInput, customer *store.Customer, scope, key string) (*store.Order, error) {
+func (s *Server) reserve(ctx context.Context, rq *handler.Request, hash []byte, in *CheckoutInput, customer *store.Customer, scope, key string) (*store.Order, error) {
 	t := rq.Info
 	var o *store.Order
 	commits, err := s.db.WriteTx(ctx, func(tx *store.Tx) error {
@@ -343,7 +343,7 @@ func (s *Server) reserve(ctx context.Context, rq *handler.Request, hash []byte, 
 }
 
 // orderView is the order as its owner sees it, fixed at purchase.
-func orderView(pc *pricedCart, o *store.Order, in *checkoutInput, t *schema.Tenant) schema.OrderView {
+func orderView(pc *pricedCart, o *store.Order, in *CheckoutInput, t *schema.Tenant) schema.OrderView {
 	v := schema.OrderView{Reference: o.Reference, Status: o.Status, FulfillmentStatus: "unfulfilled", Email: o.Email, Currency: o.Currency,
 		Items: pc.view.Items, Coupons: pc.view.Coupons, GiftCards: make([]schema.AppliedGiftCard, 0, len(pc.view.GiftCards)),
 		ShippingMethod: pc.view.ShippingMethod, ShippingAddress: *in.ShippingAddress, BillingAddress: *in.BillingAddress,

@@ -33,7 +33,7 @@ func TestDecodeJSON(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var in productInput
+			var in ProductInput
 			err := handler.DecodeJSON([]byte(tt.body), &in)
 			if tt.cms == "" {
 				if err != nil {
@@ -62,7 +62,7 @@ func FuzzDecodeBodies(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		for _, v := range []any{&productInput{}, &postInput{}, &variantInput{}, &categoryInput{}, &currencyInput{},
+		for _, v := range []any{&ProductInput{}, &postInput{}, &VariantInput{}, &CategoryInput{}, &CurrencyInput{},
 			&termInput{}, &userInput{}, &appPasswordInput{}} {
 			err := handler.DecodeJSON(body, v)
 			if err == nil {

@@ -29,8 +29,9 @@ func (s *Server) merchHandlers() {
 	s.bind("admin.reviews.moderate", s.moderateReview)
 }
 
-// flashSaleInput is the body of flash sale create and replace.
-type flashSaleInput struct {
+// FlashSaleInput is the body of flash sale create and replace: every field but product_ids is
+// required; no product_ids (or an empty list) puts the whole catalog on sale.
+type FlashSaleInput struct {
 	Slug       *string             `json:"slug"`
 	Title      *string             `json:"title"`
 	PercentOff *int64              `json:"percent_off"`
@@ -70,7 +71,7 @@ func (s *Server) putFlashSale(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		}
 		status = 200
 	}
-	var in flashSaleInput
+	var in FlashSaleInput
 	if err := handler.JSONBody(ctx, &in); err != nil {
 		s.Fail(ctx, rq, err)
 		return
@@ -96,11 +97,13 @@ func (s *Server) deleteFlashSale(ctx *fasthttp.RequestCtx, rq *handler.Request) 
 		return
 	}
 	s.write(ctx, rq, 200, func(tx *store.Tx) (any, error) {
-		return map[string]any{"deleted": true, "id": id}, tx.DeleteFlashSale(ctx, rq.Info, schema.FlashSaleID(id))
+		return DeletedID{Deleted: true, ID: id}, tx.DeleteFlashSale(ctx, rq.Info, schema.FlashSaleID(id))
 	})
 }
 
-type sectionInput struct {
+// SectionInput is the body of section create and replace: kind is required (hero, collection,
+// banner, products or text); active defaults to true.
+type SectionInput struct {
 	Kind     *string          `json:"kind"`
 	Title    *string          `json:"title"`
 	Position *int             `json:"position"`
@@ -126,7 +129,7 @@ func (s *Server) putSection(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		}
 		status = 200
 	}
-	var in sectionInput
+	var in SectionInput
 	if err := handler.JSONBody(ctx, &in); err != nil {
 		s.Fail(ctx, rq, err)
 		return
@@ -152,19 +155,31 @@ func (s *Server) deleteSection(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		return
 	}
 	s.write(ctx, rq, 200, func(tx *store.Tx) (any, error) {
-		return map[string]any{"deleted": true, "id": id}, tx.DeleteSection(ctx, rq.Info, schema.SectionID(id))
+		return DeletedID{Deleted: true, ID: id}, tx.DeleteSection(ctx, rq.Info, schema.SectionID(id))
 	})
+}
+
+// ReviewInput is the body of POST /api/products/{slug}/reviews: rating (1 to 5) and body are
+// required; author defaults to the customer's name.
+type ReviewInput struct {
+	Rating *int    `json:"rating"`
+	Title  *string `json:"title"`
+	Body   *string `json:"body"`
+	Author *string `json:"author"`
+}
+
+// ReviewCreated answers a review: it waits for moderation.
+type ReviewCreated struct {
+	ID               schema.ReviewID `json:"id"`
+	Message          string          `json:"message"`
+	Status           string          `json:"status" doc:"pending: the review appears once a moderator approves it."`
+	VerifiedPurchase bool            `json:"verified_purchase" doc:"True when the customer bought the product in this store."`
 }
 
 // createReview handles POST /api/products/{slug}/reviews for a signed-in customer: the review
 // waits for moderation; review.created is emitted.
 func (s *Server) createReview(ctx *fasthttp.RequestCtx, rq *handler.Request, c *store.Customer) {
-	var in struct {
-		Rating *int    `json:"rating"`
-		Title  *string `json:"title"`
-		Body   *string `json:"body"`
-		Author *string `json:"author"`
-	}
+	var in ReviewInput
 	if err := handler.JSONBody(ctx, &in); err != nil {
 		s.Fail(ctx, rq, err)
 		return
@@ -203,8 +218,8 @@ func (s *Server) createReview(ctx *fasthttp.RequestCtx, rq *handler.Request, c *
 		s.Fail(ctx, rq, err)
 		return
 	}
-	s.Reply(ctx, rq, 201, map[string]any{"id": r.ID, "status": r.Status, "verified_purchase": r.Verified,
-		"message": "thank you: your review will appear once a moderator approves it"})
+	s.Reply(ctx, rq, 201, ReviewCreated{ID: r.ID, Status: r.Status, VerifiedPurchase: r.Verified,
+		Message: "thank you: your review will appear once a moderator approves it"})
 }
 
 func (s *Server) listReviews(ctx *fasthttp.RequestCtx, rq *handler.Request) {
@@ -223,15 +238,19 @@ func (s *Server) listReviews(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	s.answer(ctx, rq, err, out)
 }
 
+// ReviewModeration is the body of POST /api/admin/reviews/{id}/moderate: the review's new
+// status, approved, rejected or pending.
+type ReviewModeration struct {
+	Status *string `json:"status"`
+}
+
 func (s *Server) moderateReview(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	id, err := handler.PathID(ctx, "review")
 	if err != nil {
 		s.Fail(ctx, rq, err)
 		return
 	}
-	var in struct {
-		Status *string `json:"status"`
-	}
+	var in ReviewModeration
 	if err := handler.JSONBody(ctx, &in); err != nil {
 		s.Fail(ctx, rq, err)
 		return

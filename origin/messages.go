@@ -24,12 +24,21 @@ const (
 	maxContactMessage = 5000
 )
 
+// NewsletterInput is the body of POST /api/newsletter/subscribe.
+type NewsletterInput struct {
+	Email *string `json:"email"`
+}
+
+// Subscribed is the answer of POST /api/newsletter/subscribe, the same for a new and an existing
+// subscriber.
+type Subscribed struct {
+	Subscribed bool `json:"subscribed" doc:"Always true."`
+}
+
 // subscribe handles POST /api/newsletter/subscribe {email}. A new and an existing subscriber get
 // the same answer, so the form tells nobody who subscribed.
 func (s *Server) subscribe(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	var in struct {
-		Email *string `json:"email"`
-	}
+	var in NewsletterInput
 	if err := handler.JSONBody(ctx, &in); err != nil {
 		s.Fail(ctx, rq, err)
 		return
@@ -51,21 +60,27 @@ func (s *Server) subscribe(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		s.Fail(ctx, rq, err)
 		return
 	}
-	s.Reply(ctx, rq, 200, map[string]any{"subscribed": true})
+	s.Reply(ctx, rq, 200, Subscribed{Subscribed: true})
 }
 
-// contactInput is the body of POST /api/contact.
-type contactInput struct {
-	Name    *string `json:"name"`
+// ContactInput is the body of POST /api/contact.
+type ContactInput struct {
+	Name    *string `json:"name" doc:"Required, up to 200 bytes."`
 	Email   *string `json:"email"`
-	Subject *string `json:"subject"`
-	Message *string `json:"message"`
+	Subject *string `json:"subject" doc:"Optional, up to 200 bytes."`
+	Message *string `json:"message" doc:"Required, up to 5000 bytes."`
+}
+
+// ContactReceipt is the answer of POST /api/contact.
+type ContactReceipt struct {
+	ID       string `json:"id" doc:"The stored message's id."`
+	Received bool   `json:"received" doc:"Always true."`
 }
 
 // contact handles POST /api/contact: the message is stored with the client's IP for the
 // merchant, who reads it in the admin API.
 func (s *Server) contact(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	var in contactInput
+	var in ContactInput
 	if err := handler.JSONBody(ctx, &in); err != nil {
 		s.Fail(ctx, rq, err)
 		return
@@ -103,7 +118,7 @@ func (s *Server) contact(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		m.ClientIP = string(pipeline.ClientIP(ctx, s.fromEdge(ctx)))
 		err = s.db.Tx(ctx, func(tx *store.Tx) error { return tx.InsertContactMessage(ctx, rq.Info, m) })
 	}
-	s.Respond(ctx, rq, 201, err, map[string]any{"id": m.ID, "received": true})
+	s.Respond(ctx, rq, 201, err, ContactReceipt{ID: m.ID, Received: true})
 }
 
 func (s *Server) listSubscribers(ctx *fasthttp.RequestCtx, rq *handler.Request) {
@@ -143,11 +158,14 @@ func (s *Server) listContactMessages(ctx *fasthttp.RequestCtx, rq *handler.Reque
 	s.answer(ctx, rq, err, out)
 }
 
+// ContactUpdateInput is the body of PATCH /api/admin/contact-messages/{id}.
+type ContactUpdateInput struct {
+	Handled *bool `json:"handled"`
+}
+
 // updateContactMessage handles PATCH /api/admin/contact-messages/{id} {"handled": bool}.
 func (s *Server) updateContactMessage(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	var in struct {
-		Handled *bool `json:"handled"`
-	}
+	var in ContactUpdateInput
 	if err := handler.JSONBody(ctx, &in); err != nil {
 		s.Fail(ctx, rq, err)
 		return

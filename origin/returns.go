@@ -23,31 +23,31 @@ const (
 	maxReturnNoteLen = 2000
 )
 
-// returnInput is the body of POST /api/orders/{reference}/return.
-type returnInput struct {
+// ReturnInput is the body of POST /api/orders/{reference}/return.
+type ReturnInput struct {
 	// Email proves ownership when neither X-Order-Email nor a customer token does.
-	Email *string            `json:"email"`
-	Items *[]returnItemInput `json:"items"`
-	Note  *string            `json:"note"`
+	Email *string            `json:"email" doc:"The order's email, when neither X-Order-Email nor a customer token proves ownership."`
+	Items *[]ReturnItemInput `json:"items" doc:"The lines returned: 1 to 100, each line at most once."`
+	Note  *string            `json:"note" doc:"The shopper's note, up to 2000 bytes."`
 }
 
-// returnItemInput names an order line by line_no or by variant_id (exactly one).
-type returnItemInput struct {
-	LineNo    *int64  `json:"line_no"`
-	VariantID *int64  `json:"variant_id"`
-	Quantity  *int64  `json:"quantity"`
-	Reason    *string `json:"reason"`
+// ReturnItemInput names an order line by line_no or by variant_id (exactly one).
+type ReturnItemInput struct {
+	LineNo    *int64  `json:"line_no" doc:"The order line's number; send this or variant_id."`
+	VariantID *int64  `json:"variant_id" doc:"The order line's variant; send this or line_no."`
+	Quantity  *int64  `json:"quantity" doc:"Units returned: at most those bought and not already in other returns."`
+	Reason    *string `json:"reason" doc:"damaged, wrong_item, not_as_described, no_longer_needed or other."`
 }
 
-// shopperReturn is a return as its shopper sees it (no staff notes, no history).
-type shopperReturn struct {
+// ShopperReturn is a return as its shopper sees it (no staff notes, no history).
+type ShopperReturn struct {
 	RMA            string             `json:"rma"`
 	OrderReference string             `json:"order_reference"`
 	Status         string             `json:"status"`
 	Items          []store.ReturnLine `json:"items"`
 	Note           string             `json:"note"`
 	// RefundAmount is null until the return is refunded.
-	RefundAmount *schema.Money `json:"refund_amount"`
+	RefundAmount *schema.Money `json:"refund_amount" doc:"Null until the return is refunded."`
 	CreatedAt    time.Time     `json:"created_at"`
 	UpdatedAt    time.Time     `json:"updated_at"`
 }
@@ -62,8 +62,8 @@ func currencyOf(ctx context.Context, tx *store.Tx, t *schema.Tenant, code string
 	return c, err
 }
 
-func toShopper(r *store.Return, cur *schema.Currency) shopperReturn {
-	v := shopperReturn{RMA: r.RMA, OrderReference: r.OrderReference, Status: r.Status, Items: r.Lines, Note: r.Note,
+func toShopper(r *store.Return, cur *schema.Currency) ShopperReturn {
+	v := ShopperReturn{RMA: r.RMA, OrderReference: r.OrderReference, Status: r.Status, Items: r.Lines, Note: r.Note,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 	if r.Status == store.ReturnRefunded {
 		m := money(r.RefundAmount, cur)
@@ -73,7 +73,7 @@ func toShopper(r *store.Return, cur *schema.Currency) shopperReturn {
 }
 
 // shopperReturns returns the returns of an order as its shopper sees them.
-func shopperReturns(ctx context.Context, tx *store.Tx, t *schema.Tenant, o *store.Order) ([]shopperReturn, error) {
+func shopperReturns(ctx context.Context, tx *store.Tx, t *schema.Tenant, o *store.Order) ([]ShopperReturn, error) {
 	rs, err := tx.OrderReturns(ctx, t, o.ID)
 	if err != nil {
 		return nil, err
@@ -82,7 +82,7 @@ func shopperReturns(ctx context.Context, tx *store.Tx, t *schema.Tenant, o *stor
 	if err != nil {
 		return nil, err
 	}
-	out := make([]shopperReturn, 0, len(rs))
+	out := make([]ShopperReturn, 0, len(rs))
 	for _, r := range rs {
 		out = append(out, toShopper(r, cur))
 	}
@@ -90,7 +90,7 @@ func shopperReturns(ctx context.Context, tx *store.Tx, t *schema.Tenant, o *stor
 }
 
 // validateReturn checks the shape of a return request (the order is checked later).
-func validateReturn(in *returnInput) error {
+func validateReturn(in *ReturnInput) error {
 	if in.Items == nil || len(*in.Items) == 0 {
 		return schema.Invalid("items", "items is required: [{\"line_no\" or \"variant_id\", \"quantity\", \"reason\"}]")
 	}
@@ -132,7 +132,7 @@ func (s *Server) submitReturn(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		s.Fail(ctx, rq, err)
 		return
 	}
-	var in returnInput
+	var in ReturnInput
 	if err := handler.JSONBody(ctx, &in); err != nil {
 		s.Fail(ctx, rq, err)
 		return
@@ -159,7 +159,7 @@ func (s *Server) submitReturn(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		note = *in.Note
 	}
 	ref, wellFormed := schema.NormalizeOrderReference(pipeline.Param(ctx, "reference"))
-	var out shopperReturn
+	var out ShopperReturn
 	var proved bool
 	err = s.db.Tx(ctx, func(tx *store.Tx) error {
 		proved = false
@@ -238,12 +238,12 @@ func (s *Server) submitReturn(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	s.Respond(ctx, rq, 201, err, out)
 }
 
-// adminReturn is a return as staff see it, with the most its refund may record.
-type adminReturn struct {
+// AdminReturn is a return as staff see it, with the most its refund may record.
+type AdminReturn struct {
 	*store.Return
 	// Refundable is what was paid for the returned lines (their totals after discounts, with
 	// tax; shipping excluded), in minor units of the order's currency.
-	Refundable int64 `json:"refundable"`
+	Refundable int64 `json:"refundable" doc:"The most the refund may record: what was paid for the returned lines, shipping excluded, in minor units."`
 }
 
 func (s *Server) listReturns(ctx *fasthttp.RequestCtx, rq *handler.Request) {
@@ -263,31 +263,31 @@ func (s *Server) listReturns(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 }
 
 func (s *Server) getReturn(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	var out adminReturn
+	var out AdminReturn
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
 		r, err := tx.Return(ctx, rq.Info, pipeline.Param(ctx, "id"), false)
 		if err != nil {
 			return err
 		}
 		lines, err := tx.OrderLines(ctx, rq.Info, r.OrderID)
-		out = adminReturn{Return: r, Refundable: store.Refundable(lines, r)}
+		out = AdminReturn{Return: r, Refundable: store.Refundable(lines, r)}
 		return err
 	})
 	s.answer(ctx, rq, err, out)
 }
 
-// transitionInput is the body of POST /api/admin/returns/{id}/transition.
-type transitionInput struct {
-	Status *string `json:"status"`
+// ReturnTransitionInput is the body of POST /api/admin/returns/{id}/transition.
+type ReturnTransitionInput struct {
+	Status *string `json:"status" doc:"The new status: submitted, approved, declined, received or refunded."`
 	// Note is kept for staff (the return's staff_note and its history); shoppers do not see it.
-	Note *string `json:"note"`
+	Note *string `json:"note" doc:"Kept for staff (staff_note and history); shoppers do not see it. Up to 2000 bytes."`
 	// RefundAmount, for status refunded only, is the amount recorded as refunded (default: all
 	// that is refundable).
-	RefundAmount *int64 `json:"refund_amount"`
+	RefundAmount *int64 `json:"refund_amount" doc:"For status refunded only: the amount recorded as refunded, 0 to refundable (default: refundable). No money moves."`
 }
 
 func (s *Server) transitionReturn(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	var in transitionInput
+	var in ReturnTransitionInput
 	if err := handler.JSONBody(ctx, &in); err != nil {
 		s.Fail(ctx, rq, err)
 		return
@@ -308,7 +308,7 @@ func (s *Server) transitionReturn(ctx *fasthttp.RequestCtx, rq *handler.Request)
 		s.Fail(ctx, rq, schema.Invalid("refund_amount", "refund_amount is recorded only when the return becomes refunded"))
 		return
 	}
-	var out adminReturn
+	var out AdminReturn
 	err := s.db.Tx(ctx, func(tx *store.Tx) error {
 		r, err := tx.Return(ctx, rq.Info, pipeline.Param(ctx, "id"), true)
 		if err != nil {
@@ -329,7 +329,7 @@ func (s *Server) transitionReturn(ctx *fasthttp.RequestCtx, rq *handler.Request)
 		if err := tx.MoveReturn(ctx, rq.Info, r, *in.Status, note, rq.User.Login, refund); err != nil {
 			return err
 		}
-		out = adminReturn{Return: r, Refundable: most}
+		out = AdminReturn{Return: r, Refundable: most}
 		return nil
 	})
 	s.Respond(ctx, rq, 200, err, out)

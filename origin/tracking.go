@@ -114,42 +114,42 @@ func maskEmail(email string) string {
 	return email[:n] + "***" + email[at:]
 }
 
-// maskedLine is an order line in the masked tracking view.
-type maskedLine struct {
+// TrackingLine is an order line in the masked tracking view.
+type TrackingLine struct {
 	Title        string `json:"title"`
 	VariantTitle string `json:"variant_title"`
 	Quantity     int64  `json:"quantity"`
 }
 
-// maskedTracking is what anyone holding an order's reference sees: where the order is, not who
+// MaskedTracking is what anyone holding an order's reference sees: where the order is, not who
 // placed it or where it goes.
-type maskedTracking struct {
-	Reference         string       `json:"reference"`
-	Status            string       `json:"status"`
-	FulfillmentStatus string       `json:"fulfillment_status"`
-	Email             string       `json:"email"`
-	Items             []maskedLine `json:"items"`
-	ShippingCountry   string       `json:"shipping_country"`
-	CreatedAt         time.Time    `json:"created_at"`
-	UpdatedAt         time.Time    `json:"updated_at"`
-	Verified          bool         `json:"verified"`
+type MaskedTracking struct {
+	Reference         string         `json:"reference"`
+	Status            string         `json:"status"`
+	FulfillmentStatus string         `json:"fulfillment_status"`
+	Email             string         `json:"email" doc:"The order's email, masked: a***@example.com."`
+	Items             []TrackingLine `json:"items"`
+	ShippingCountry   string         `json:"shipping_country" doc:"ISO 3166-1 alpha-2 code of the shipping address."`
+	CreatedAt         time.Time      `json:"created_at"`
+	UpdatedAt         time.Time      `json:"updated_at"`
+	Verified          bool           `json:"verified" doc:"Always false: the caller did not prove ownership."`
 }
 
-// verifiedTracking is what the order's owner sees: the whole order view, with its returns.
-type verifiedTracking struct {
+// VerifiedTracking is what the order's owner sees: the whole order view, with its returns.
+type VerifiedTracking struct {
 	*schema.OrderView
-	Returns []shopperReturn `json:"returns"`
+	Returns []ShopperReturn `json:"returns"`
 	// Shipments are the order's parcels: carrier, tracking number, status and events.
-	Shipments []*store.Shipment `json:"shipments"`
-	Verified  bool              `json:"verified"`
+	Shipments []*store.Shipment `json:"shipments" doc:"The order's parcels: carrier, tracking number, status and events."`
+	Verified  bool              `json:"verified" doc:"Always true: the caller proved ownership."`
 }
 
-func masked(o *store.Order) *maskedTracking {
+func masked(o *store.Order) *MaskedTracking {
 	v := &o.View
-	m := &maskedTracking{Reference: o.Reference, Status: o.Status, FulfillmentStatus: v.FulfillmentStatus, Email: maskEmail(o.Email),
-		Items: make([]maskedLine, 0, len(v.Items)), ShippingCountry: v.ShippingAddress.Country, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt}
+	m := &MaskedTracking{Reference: o.Reference, Status: o.Status, FulfillmentStatus: v.FulfillmentStatus, Email: maskEmail(o.Email),
+		Items: make([]TrackingLine, 0, len(v.Items)), ShippingCountry: v.ShippingAddress.Country, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt}
 	for _, it := range v.Items {
-		m.Items = append(m.Items, maskedLine{Title: it.Title, VariantTitle: it.VariantTitle, Quantity: it.Quantity})
+		m.Items = append(m.Items, TrackingLine{Title: it.Title, VariantTitle: it.VariantTitle, Quantity: it.Quantity})
 	}
 	return m
 }
@@ -197,7 +197,7 @@ func (s *Server) tracking(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 			return err
 		}
 		view := o.View
-		out = &verifiedTracking{OrderView: &view, Returns: returns, Shipments: shipments, Verified: true}
+		out = &VerifiedTracking{OrderView: &view, Returns: returns, Shipments: shipments, Verified: true}
 		return nil
 	})
 	if err == nil && wellFormed && p.email != "" && !proved {

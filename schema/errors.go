@@ -93,3 +93,16 @@ func AsError(err error) *Error {
 	}
 	return &Error{Code: CodeInternal, Message: "internal error"}
 }
+
+// CommerceError is the commerce interface's error body: the spec's {"error": message} with a
+// stable code, the field at fault and the request's id.
+type CommerceError struct {
+	// Error says what went wrong, in words (the spec's messages word for word).
+	Error string `json:"error"`
+	// Code is the stable token of the failure (invalid, not_found, unauthorized, …).
+	Code string `json:"code"`
+	// Field names the request field at fault, when one is.
+	Field string `json:"field,omitempty"`
+	// RequestID is the request's id, also in the X-Request-Id header.
+	RequestID string `json:"request_id"`
+}

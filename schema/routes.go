@@ -155,6 +155,9 @@ var Routes = append([]Route{
 		Args: []Arg{argCurr}},
 	{Name: "categories.list", Method: "GET", Interface: Commerce, Path: "/api/categories", Server: AtEdge},
 	{Name: "currencies.list", Method: "GET", Interface: Commerce, Path: "/api/currencies", Server: AtEdge},
+	// The OpenAPI 3.1 document of every commerce route (schema/openapi.json, made by package
+	// openapi from this table).
+	{Name: "openapi", Method: "GET", Interface: Commerce, Path: "/api/openapi.json", Server: AtEdge},
 
 	// Commerce: the shopper's cart and checkout, forwarded to the origin. Carts are keyed by
 	// X-Cart-Session; the {item} of a cart line is its variant id.

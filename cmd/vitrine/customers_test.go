@@ -91,6 +91,14 @@ func TestCustomers(t *testing.T) {
 		if r := sh.do("GET", "/api/customer/orders/"+strings.ToLower(annRef), "", "", "Authorization", "Bearer "+ann); r.status != 200 {
 			t.Fatalf("ann reads her order: %d %s", r.status, r.body)
 		}
+		// A well-formed reference no order has is a 404 (it was a nil dereference that took the
+		// origin down), and the origin still answers after it.
+		if r := sh.do("GET", "/api/customer/orders/"+schema.NewOrderReference(), "", "", "Authorization", "Bearer "+ann); r.status != 404 {
+			t.Fatalf("unknown reference: %d %s", r.status, r.body)
+		}
+		if r := sh.do("GET", "/api/customer/orders/"+annRef, "", "", "Authorization", "Bearer "+ann); r.status != 200 {
+			t.Fatalf("after an unknown reference: %d %s", r.status, r.body)
+		}
 	})
 
 	t.Run("addresses and wishlist belong to their customer", func(t *testing.T) {

@@ -399,7 +399,9 @@ func call(t testing.TB, method, addr, host, uri, body string, headers ...string)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return &response{status: resp.StatusCode, header: resp.Header, body: b}
+	out := &response{status: resp.StatusCode, header: resp.Header, body: b}
+	commerceAnswers.check(t, req, out)
+	return out
 }
 
 // callEarlyAnswer sends a request over a raw connection, ignoring write errors, and reads the

@@ -59,7 +59,9 @@ func callFrom(t testing.TB, ip, method, addr, host, uri, body string, headers ..
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return &response{status: resp.StatusCode, header: resp.Header, body: b}
+	out := &response{status: resp.StatusCode, header: resp.Header, body: b}
+	commerceAnswers.check(t, req, out)
+	return out
 }
 
 // from calls the shop through the edge from ip.

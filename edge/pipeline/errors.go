@@ -75,13 +75,6 @@ func ContentType(iface schema.Interface) []byte {
 	return ContentTypeCommerce
 }
 
-type commerceError struct {
-	Error     string `json:"error"`
-	Code      string `json:"code"`
-	Field     string `json:"field,omitempty"`
-	RequestID string `json:"request_id"`
-}
-
 type cmsError struct {
 	Code           string  `json:"code"`
 	Message        string  `json:"message"`
@@ -123,7 +116,7 @@ func WriteError(ctx *fasthttp.RequestCtx, iface schema.Interface, err error) {
 	if iface == schema.CMS {
 		body, _ = schema.MarshalJSON(cmsErrorBody(e, status))
 	} else {
-		body, _ = schema.MarshalJSON(commerceError{Error: e.Message, Code: string(e.Code), Field: e.Field,
+		body, _ = schema.MarshalJSON(schema.CommerceError{Error: e.Message, Code: string(e.Code), Field: e.Field,
 			RequestID: string(ctx.Response.Header.Peek(HeaderRequestID))})
 	}
 	ctx.SetBody(body)

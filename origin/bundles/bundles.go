@@ -42,9 +42,9 @@ func (s *Service) list(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	s.Respond(ctx, rq, 200, err, out)
 }
 
-// putInput is the body of PUT /api/admin/bundles/{product id}.
-type putInput struct {
-	Components *[]store.BundleComponent `json:"components"`
+// BundleInput is the body of PUT /api/admin/bundles/{id} ({id} is the bundle's product id).
+type BundleInput struct {
+	Components *[]store.BundleComponent `json:"components" doc:"The variants the bundle is made of (1 to 20, of other products, none a bundle's), each taken 1 to 100 times; replaces the earlier ones."`
 }
 
 func (s *Service) put(ctx *fasthttp.RequestCtx, rq *handler.Request) {
@@ -53,7 +53,7 @@ func (s *Service) put(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		s.Fail(ctx, rq, err)
 		return
 	}
-	var in putInput
+	var in BundleInput
 	if err := handler.JSONBody(ctx, &in); err != nil {
 		s.Fail(ctx, rq, err)
 		return
@@ -83,23 +83,23 @@ func (s *Service) delete(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	s.NoContentOr(ctx, rq, err)
 }
 
-// Money is an amount in one currency's minor units.
-type Money struct {
+// CurrencyAmount is an amount in one currency's minor units.
+type CurrencyAmount struct {
 	Currency string `json:"currency"`
 	Amount   int64  `json:"amount"`
 }
 
-// Analytics is the answer of GET /api/bundles/analytics.
-type Analytics struct {
-	From          time.Time       `json:"from"`
-	To            time.Time       `json:"to"`
-	Orders        int             `json:"orders"`
-	BundleOrders  int             `json:"bundle_orders"`
-	AttachRate    float64         `json:"attach_rate"`
-	Units         int64           `json:"units"`
-	Revenue       []Money         `json:"revenue"`
-	TopBundles    []BundleSales   `json:"top_bundles"`
-	TopComponents []ComponentSale `json:"top_components"`
+// BundleAnalytics is the answer of GET /api/bundles/analytics.
+type BundleAnalytics struct {
+	From          time.Time        `json:"from"`
+	To            time.Time        `json:"to"`
+	Orders        int              `json:"orders" doc:"Paid orders placed in the range."`
+	BundleOrders  int              `json:"bundle_orders" doc:"Of those, the orders with a bundle."`
+	AttachRate    float64          `json:"attach_rate" doc:"bundle_orders / orders (0 without orders)."`
+	Units         int64            `json:"units" doc:"Bundles sold."`
+	Revenue       []CurrencyAmount `json:"revenue" doc:"Bundle revenue per currency, gross (before refunds)."`
+	TopBundles    []BundleSales    `json:"top_bundles"`
+	TopComponents []ComponentSale  `json:"top_components"`
 }
 
 // BundleSales is one bundle's sales.
@@ -108,7 +108,7 @@ type BundleSales struct {
 	Title     string           `json:"title"`
 	Units     int64            `json:"units"`
 	Orders    int              `json:"orders"`
-	Revenue   []Money          `json:"revenue"`
+	Revenue   []CurrencyAmount `json:"revenue"`
 }
 
 // ComponentSale is how many units of a variant bundles sold.
@@ -137,7 +137,7 @@ func (s *Service) analytics(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		return
 	}
 	limit := int(args.Int("limit"))
-	out := &Analytics{From: from, To: to, Revenue: []Money{}, TopBundles: []BundleSales{}, TopComponents: []ComponentSale{}}
+	out := &BundleAnalytics{From: from, To: to, Revenue: []CurrencyAmount{}, TopBundles: []BundleSales{}, TopComponents: []ComponentSale{}}
 	err = s.DB.Tx(ctx, func(tx *store.Tx) error {
 		bundles, err := tx.Bundles(ctx, rq.Info)
 		if err != nil {
@@ -159,8 +159,8 @@ func (s *Service) analytics(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 }
 
 // summarize computes the analytics of sale lines given the store's bundles.
-func summarize(lines []store.SaleLine, bundles []*store.Bundle, from, to time.Time, limit int) *Analytics {
-	out := &Analytics{From: from, To: to, Revenue: []Money{}, TopBundles: []BundleSales{}, TopComponents: []ComponentSale{}}
+func summarize(lines []store.SaleLine, bundles []*store.Bundle, from, to time.Time, limit int) *BundleAnalytics {
+	out := &BundleAnalytics{From: from, To: to, Revenue: []CurrencyAmount{}, TopBundles: []BundleSales{}, TopComponents: []ComponentSale{}}
 	byProduct := map[schema.ProductID]*store.Bundle{}
 	for _, b := range bundles {
 		byProduct[b.ProductID] = b
@@ -226,10 +226,10 @@ func summarize(lines []store.SaleLine, bundles []*store.Bundle, from, to time.Ti
 	return out
 }
 
-func moneyOf(m map[string]int64) []Money {
-	out := make([]Money, 0, len(m))
+func moneyOf(m map[string]int64) []CurrencyAmount {
+	out := make([]CurrencyAmount, 0, len(m))
 	for c, n := range m {
-		out = append(out, Money{Currency: c, Amount: n})
+		out = append(out, CurrencyAmount{Currency: c, Amount: n})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Currency < out[j].Currency })
 	return out

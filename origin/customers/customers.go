@@ -109,21 +109,22 @@ func (s *Service) WithCustomer(h func(ctx *fasthttp.RequestCtx, rq *handler.Requ
 	}
 }
 
-type credentialsInput struct {
+// CredentialsInput is the body of registration and login (login refuses name).
+type CredentialsInput struct {
 	Email    *string `json:"email"`
 	Password *string `json:"password"`
-	Name     *string `json:"name"`
+	Name     *string `json:"name" doc:"Registration only: the customer's name, up to 200 bytes."`
 }
 
-// tokenResponse is the body of login and registration.
-type tokenResponse struct {
-	Token     string          `json:"token"`
+// SessionToken is the body of login and registration.
+type SessionToken struct {
+	Token     string          `json:"token" doc:"The session token, sent as Authorization: Bearer on the customer routes."`
 	ExpiresAt time.Time       `json:"expires_at"`
-	Customer  *store.Customer `json:"customer,omitempty"`
+	Customer  *store.Customer `json:"customer,omitempty" doc:"The new customer; registration only."`
 }
 
 func (s *Service) register(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	var in credentialsInput
+	var in CredentialsInput
 	if err := handler.JSONBody(ctx, &in); err != nil {
 		s.Fail(ctx, rq, err)
 		return
@@ -150,7 +151,7 @@ func (s *Service) register(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	}
 	hash := hashPassword(*in.Password) // outside the transaction: it may be retried
 	token, tokenHash := store.NewCustomerToken()
-	var out tokenResponse
+	var out SessionToken
 	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
 		settings, err := tx.Settings(ctx, rq.Info)
 		if err != nil {
@@ -160,14 +161,14 @@ func (s *Service) register(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		if err != nil {
 			return err
 		}
-		out = tokenResponse{Token: token, ExpiresAt: tx.Now().Add(settings.TokenTTL), Customer: c}
+		out = SessionToken{Token: token, ExpiresAt: tx.Now().Add(settings.TokenTTL), Customer: c}
 		return tx.CreateCustomerToken(ctx, rq.Info, c.ID, tokenHash, settings.TokenTTL)
 	})
 	s.Respond(ctx, rq, 201, err, out)
 }
 
 func (s *Service) login(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	var in credentialsInput
+	var in CredentialsInput
 	if err := handler.JSONBody(ctx, &in); err != nil {
 		s.Fail(ctx, rq, err)
 		return
@@ -210,13 +211,13 @@ func (s *Service) login(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		return
 	}
 	token, tokenHash := store.NewCustomerToken()
-	var out tokenResponse
+	var out SessionToken
 	err = s.DB.Tx(ctx, func(tx *store.Tx) error {
 		settings, err := tx.Settings(ctx, rq.Info)
 		if err != nil {
 			return err
 		}
-		out = tokenResponse{Token: token, ExpiresAt: tx.Now().Add(settings.TokenTTL)}
+		out = SessionToken{Token: token, ExpiresAt: tx.Now().Add(settings.TokenTTL)}
 		return tx.CreateCustomerToken(ctx, rq.Info, c.ID, tokenHash, settings.TokenTTL)
 	})
 	s.Respond(ctx, rq, 200, err, out)
@@ -238,13 +239,13 @@ func (s *Service) getCustomer(ctx *fasthttp.RequestCtx, rq *handler.Request, c *
 	s.Reply(ctx, rq, 200, c)
 }
 
-// orderSummary is an order in a customer's order history.
-type orderSummary struct {
+// OrderSummary is an order in a customer's order history.
+type OrderSummary struct {
 	Reference         string       `json:"reference"`
 	Status            string       `json:"status"`
 	FulfillmentStatus string       `json:"fulfillment_status"`
 	Total             schema.Money `json:"total"`
-	ItemCount         int64        `json:"item_count"`
+	ItemCount         int64        `json:"item_count" doc:"Units ordered, over all lines."`
 	CreatedAt         time.Time    `json:"created_at"`
 }
 
@@ -255,19 +256,19 @@ func (s *Service) customerOrders(ctx *fasthttp.RequestCtx, rq *handler.Request, 
 		return
 	}
 	page, perPage := int(args.Int("page")), int(args.Int("per_page"))
-	var out schema.Page[orderSummary]
+	var out schema.Page[OrderSummary]
 	err = s.DB.Tx(ctx, func(tx *store.Tx) error {
 		orders, total, err := tx.CustomerOrders(ctx, rq.Info, c.ID, (page-1)*perPage, perPage)
 		if err != nil {
 			return err
 		}
-		out = schema.Page[orderSummary]{Data: []orderSummary{}, Page: page, PerPage: perPage, Total: total, TotalPages: (total + perPage - 1) / perPage}
+		out = schema.Page[OrderSummary]{Data: []OrderSummary{}, Page: page, PerPage: perPage, Total: total, TotalPages: (total + perPage - 1) / perPage}
 		for _, o := range orders {
 			var n int64
 			for _, it := range o.View.Items {
 				n += it.Quantity
 			}
-			out.Data = append(out.Data, orderSummary{Reference: o.Reference, Status: o.Status, FulfillmentStatus: o.View.FulfillmentStatus,
+			out.Data = append(out.Data, OrderSummary{Reference: o.Reference, Status: o.Status, FulfillmentStatus: o.View.FulfillmentStatus,
 				Total: o.View.Totals.Total, ItemCount: n, CreatedAt: o.CreatedAt})
 		}
 		return nil
@@ -287,7 +288,11 @@ func (s *Service) customerOrder(ctx *fasthttp.RequestCtx, rq *handler.Request, c
 	if err == nil && (o == nil || o.CustomerID != c.ID) {
 		err = errOrderNotFound // another customer's order does not exist for this one
 	}
-	s.Respond(ctx, rq, 200, err, &o.View)
+	if err != nil {
+		s.Fail(ctx, rq, err) // before &o.View: o is nil for an unknown reference
+		return
+	}
+	s.Reply(ctx, rq, 200, &o.View)
 }
 
 func (s *Service) addresses(ctx *fasthttp.RequestCtx, rq *handler.Request, c *store.Customer) {
@@ -297,11 +302,15 @@ func (s *Service) addresses(ctx *fasthttp.RequestCtx, rq *handler.Request, c *st
 	s.Respond(ctx, rq, 200, err, schema.List[store.SavedAddress]{Data: out})
 }
 
+// AddressInput is the body of POST /api/customer/addresses: an address and whether it becomes
+// the default.
+type AddressInput struct {
+	schema.Address
+	Default bool `json:"default"`
+}
+
 func (s *Service) addAddress(ctx *fasthttp.RequestCtx, rq *handler.Request, c *store.Customer) {
-	var in struct {
-		schema.Address
-		Default bool `json:"default"`
-	}
+	var in AddressInput
 	if err := handler.JSONBody(ctx, &in); err != nil {
 		s.Fail(ctx, rq, err)
 		return
@@ -325,10 +334,13 @@ func (s *Service) wishlist(ctx *fasthttp.RequestCtx, rq *handler.Request, c *sto
 	s.Respond(ctx, rq, 200, err, schema.List[store.WishlistItem]{Data: out})
 }
 
+// WishlistInput is the body of POST /api/customer/wishlist.
+type WishlistInput struct {
+	ProductID *int64 `json:"product_id" doc:"A public product's id."`
+}
+
 func (s *Service) addToWishlist(ctx *fasthttp.RequestCtx, rq *handler.Request, c *store.Customer) {
-	var in struct {
-		ProductID *int64 `json:"product_id"`
-	}
+	var in WishlistInput
 	if err := handler.JSONBody(ctx, &in); err != nil {
 		s.Fail(ctx, rq, err)
 		return

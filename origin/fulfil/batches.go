@@ -123,7 +123,7 @@ func (s *Service) work(ctx context.Context, w Work, last bool) error {
 		return nil
 	}
 	item := b.Items[w.Position]
-	answer, _, _, err := s.purchase(ctx, t, item.Reference, "batch:"+b.ID, []parcelInput{{}}, b.Service)
+	answer, _, _, err := s.purchase(ctx, t, item.Reference, "batch:"+b.ID, []ParcelInput{{}}, b.Service)
 	status, msg := store.BatchDone, ""
 	var shipments json.RawMessage
 	switch {
@@ -171,22 +171,30 @@ func (s *Service) Requeue(ctx context.Context, olderThan time.Duration) (int, er
 	return len(items), nil
 }
 
-// batchInput is the body of POST /api/orders/batch-labels.
-type batchInput struct {
-	References *[]string `json:"references"`
-	Service    *string   `json:"service"`
+// BatchLabelsInput is the body of POST /api/orders/batch-labels.
+type BatchLabelsInput struct {
+	References *[]string `json:"references" doc:"1 to 500 order references, each once; every unit not shipped yet of each order goes in one parcel."`
+	Service    *string   `json:"service" doc:"ground (default) or express."`
+}
+
+// BatchAccepted is the answer of POST /api/orders/batch-labels: the batch queued, or the one
+// made before under the same Idempotency-Key.
+type BatchAccepted struct {
+	BatchID   string `json:"batchId"`
+	StatusURL string `json:"status_url"`
+	Total     int    `json:"total" doc:"Orders in the batch."`
 }
 
 // BatchStatus is a batch's progress.
 type BatchStatus struct {
 	BatchID    string             `json:"batchId"`
-	Status     string             `json:"status"` // queued, running, done
+	Status     string             `json:"status" doc:"queued, running or done."`
 	Total      int                `json:"total"`
 	Done       int                `json:"done"`
 	Failed     int                `json:"failed"`
 	Queued     int                `json:"queued"`
 	Results    []*store.BatchItem `json:"results"`
-	LabelsURL  string             `json:"labels_url,omitempty"`
+	LabelsURL  string             `json:"labels_url,omitempty" doc:"Every label of the batch as one PDF: when it is done with a label bought."`
 	CreatedAt  time.Time          `json:"created_at"`
 	FinishedAt *time.Time         `json:"finished_at"`
 }
@@ -218,7 +226,7 @@ func statusOf(b *store.LabelBatch) *BatchStatus {
 }
 
 func (s *Service) createBatch(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	var in batchInput
+	var in BatchLabelsInput
 	if err := handler.JSONBody(ctx, &in); err != nil {
 		s.Fail(ctx, rq, err)
 		return
@@ -299,8 +307,8 @@ func (s *Service) createBatch(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		ctx.Response.Header.Set("Idempotent-Replayed", "true")
 	}
 	ctx.Response.Header.Set(fasthttp.HeaderLocation, "/api/orders/batch-labels/"+batch.ID+"/status")
-	s.Reply(ctx, rq, fasthttp.StatusAccepted, map[string]any{"batchId": batch.ID, "status_url": "/api/orders/batch-labels/" + batch.ID + "/status",
-		"total": len(batch.Items)})
+	s.Reply(ctx, rq, fasthttp.StatusAccepted, &BatchAccepted{BatchID: batch.ID, StatusURL: "/api/orders/batch-labels/" + batch.ID + "/status",
+		Total: len(batch.Items)})
 }
 
 func (s *Service) batchStatus(ctx *fasthttp.RequestCtx, rq *handler.Request) {

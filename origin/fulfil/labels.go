@@ -22,25 +22,25 @@ import (
 // DefaultUnitGrams is the weight assumed per unit when a parcel's weight is not given.
 const DefaultUnitGrams = 500
 
-// parcelInput is one parcel of a label request.
-type parcelInput struct {
-	Lines       *[]store.RefundLine `json:"lines"`
-	WeightGrams *int64              `json:"weight_grams"`
+// ParcelInput is one parcel of a label request.
+type ParcelInput struct {
+	Lines       *[]store.RefundLine `json:"lines" doc:"Units of order lines in the parcel (line numbers from 1)."`
+	WeightGrams *int64              `json:"weight_grams" doc:"1 to 70000 (default: 500 g per unit)."`
 }
 
-// singleInput is the body of POST …/shipping-label: one parcel (default: every unit not shipped
-// yet).
-type singleInput struct {
-	Lines       *[]store.RefundLine `json:"lines"`
-	WeightGrams *int64              `json:"weight_grams"`
-	Service     *string             `json:"service"`
+// LabelInput is the body of POST …/shipping-label: one parcel (default: every unit not shipped
+// yet). The body may be left out.
+type LabelInput struct {
+	Lines       *[]store.RefundLine `json:"lines" doc:"Units of order lines in the parcel (default: every unit not shipped yet)."`
+	WeightGrams *int64              `json:"weight_grams" doc:"1 to 70000 (default: 500 g per unit)."`
+	Service     *string             `json:"service" doc:"ground (default) or express."`
 }
 
-// multiInput is the body of POST …/shipping-labels/multi: several parcels, lines split across
-// them.
-type multiInput struct {
-	Parcels *[]parcelInput `json:"parcels"`
-	Service *string        `json:"service"`
+// MultiLabelInput is the body of POST …/shipping-labels/multi: several parcels, lines split
+// across them.
+type MultiLabelInput struct {
+	Parcels *[]ParcelInput `json:"parcels" doc:"1 to 50 parcels, each listing its lines."`
+	Service *string        `json:"service" doc:"ground (default) or express."`
 }
 
 // LabelsAnswer is the answer of a label purchase.
@@ -69,18 +69,18 @@ func viewOf(ref string, s *store.Shipment) *ShipmentView {
 }
 
 func (s *Service) singleLabel(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	var in singleInput
+	var in LabelInput
 	if len(ctx.Request.Body()) > 0 {
 		if err := handler.JSONBody(ctx, &in); err != nil {
 			s.Fail(ctx, rq, err)
 			return
 		}
 	}
-	s.buyLabels(ctx, rq, []parcelInput{{Lines: in.Lines, WeightGrams: in.WeightGrams}}, in.Service)
+	s.buyLabels(ctx, rq, []ParcelInput{{Lines: in.Lines, WeightGrams: in.WeightGrams}}, in.Service)
 }
 
 func (s *Service) multiLabels(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	var in multiInput
+	var in MultiLabelInput
 	if err := handler.JSONBody(ctx, &in); err != nil {
 		s.Fail(ctx, rq, err)
 		return
@@ -99,7 +99,7 @@ func (s *Service) multiLabels(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 }
 
 // buyLabels answers a label purchase request (purchase).
-func (s *Service) buyLabels(ctx *fasthttp.RequestCtx, rq *handler.Request, parcels []parcelInput, service *string) {
+func (s *Service) buyLabels(ctx *fasthttp.RequestCtx, rq *handler.Request, parcels []ParcelInput, service *string) {
 	key, err := handler.IdempotencyKey(ctx, "to buy labels")
 	if err != nil {
 		s.Fail(ctx, rq, err)
@@ -126,7 +126,7 @@ func (s *Service) buyLabels(ctx *fasthttp.RequestCtx, rq *handler.Request, parce
 // order's row lock, bought from the carrier outside any transaction, then written as shipments
 // with the order's fulfilment moved. A purchase with a key used before (same request) finishes
 // or answers that purchase (replay true).
-func (s *Service) purchase(ctx context.Context, t *schema.Tenant, reference, key string, parcels []parcelInput, svc string) (*LabelsAnswer, []store.LogCommit, bool, error) {
+func (s *Service) purchase(ctx context.Context, t *schema.Tenant, reference, key string, parcels []ParcelInput, svc string) (*LabelsAnswer, []store.LogCommit, bool, error) {
 	if err := store.ValidateIdempotencyKey(key); err != nil {
 		return nil, nil, false, err
 	}
@@ -152,7 +152,7 @@ func (s *Service) purchase(ctx context.Context, t *schema.Tenant, reference, key
 		return nil, nil, false, errNoOrder
 	}
 	body, _ := json.Marshal(struct {
-		P []parcelInput
+		P []ParcelInput
 		S string
 	}{parcels, svc})
 	sum := sha256.Sum256(body)
@@ -455,16 +455,16 @@ func (s *Service) shipmentLabel(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	s.Document(ctx, rq, "label-"+pipeline.Param(ctx, "id")+".pdf", pdf)
 }
 
-// advanceInput is the body of POST /api/admin/shipments/{id}/advance (may be empty: the next
+// AdvanceInput is the body of POST /api/admin/shipments/{id}/advance (may be empty: the next
 // status).
-type advanceInput struct {
-	To *string `json:"to"`
+type AdvanceInput struct {
+	To *string `json:"to" doc:"in_transit, out_for_delivery or delivered (default: the next status)."`
 }
 
 // advance moves a shipment's simulated tracking forward (staff): to the next status, or to the
 // one named, adding an event for each step passed.
 func (s *Service) advance(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	var in advanceInput
+	var in AdvanceInput
 	if len(ctx.Request.Body()) > 0 {
 		if err := handler.JSONBody(ctx, &in); err != nil {
 			s.Fail(ctx, rq, err)

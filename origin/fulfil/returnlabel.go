@@ -13,17 +13,17 @@ import (
 	"vitrine/schema"
 )
 
-// returnInput is the body of POST …/return-label.
-type returnInput struct {
+// ReturnLabelInput is the body of POST …/return-label.
+type ReturnLabelInput struct {
 	// ReturnID is the approved return (its id or RMA).
-	ReturnID    *string `json:"return_id"`
-	WeightGrams *int64  `json:"weight_grams"`
+	ReturnID    *string `json:"return_id" doc:"The approved return: its id or RMA."`
+	WeightGrams *int64  `json:"weight_grams" doc:"1 to 70000 (default: 500 g per unit)."`
 }
 
 // returnLabel buys the label a customer sends an approved return back with: one per return,
 // recorded pending under the order's row lock, bought outside any transaction, idempotent by key.
 func (s *Service) returnLabel(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	var in returnInput
+	var in ReturnLabelInput
 	if err := handler.JSONBody(ctx, &in); err != nil {
 		s.Fail(ctx, rq, err)
 		return

@@ -104,13 +104,13 @@ func (s *Service) Authorize(ctx *fasthttp.RequestCtx, rq *handler.Request, scope
 type View struct {
 	ID         string         `json:"id"`
 	Name       string         `json:"name"`
-	Key        string         `json:"key,omitempty"`
+	Key        string         `json:"key,omitempty" doc:"The plaintext (esk_…): in the answer that made the key only."`
 	Redacted   string         `json:"redacted"`
 	Scopes     []schema.Scope `json:"scopes"`
-	Status     string         `json:"status"` // active, expired or revoked
+	Status     string         `json:"status" doc:"active, expired or revoked."`
 	ExpiresAt  time.Time      `json:"expires_at"`
 	RevokedAt  *time.Time     `json:"revoked_at"`
-	RolledTo   *string        `json:"rolled_to"`
+	RolledTo   *string        `json:"rolled_to" doc:"The key this one was rolled to."`
 	CreatedAt  time.Time      `json:"created_at"`
 	LastUsedAt *time.Time     `json:"last_used_at"`
 }
@@ -170,15 +170,15 @@ func (s *Service) list(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	s.Respond(ctx, rq, 200, err, out)
 }
 
-// createInput is the body of POST /api/admin/api-keys.
-type createInput struct {
-	Name      *string         `json:"name"`
-	Scopes    *[]schema.Scope `json:"scopes"`
-	ExpiresAt *time.Time      `json:"expires_at"`
+// CreateKeyInput is the body of POST /api/admin/api-keys: name and scopes are required.
+type CreateKeyInput struct {
+	Name      *string         `json:"name" doc:"1 to 100 characters."`
+	Scopes    *[]schema.Scope `json:"scopes" doc:"Each of read_orders, write_orders, read_analytics at most once; a key with none calls nothing."`
+	ExpiresAt *time.Time      `json:"expires_at" doc:"In the future, at most five years away (default: a year from now)."`
 }
 
 func (s *Service) create(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	var in createInput
+	var in CreateKeyInput
 	if err := handler.JSONBody(ctx, &in); err != nil {
 		s.Fail(ctx, rq, err)
 		return
@@ -213,16 +213,16 @@ func (s *Service) revoke(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	s.NoContentOr(ctx, rq, err)
 }
 
-// rollInput is the body of POST /api/admin/api-keys/{id}/roll (may be empty).
-type rollInput struct {
+// RollKeyInput is the body of POST /api/admin/api-keys/{id}/roll (may be empty).
+type RollKeyInput struct {
 	// OverlapUntil is when the old key stops working (default: DefaultOverlap from now).
-	OverlapUntil *time.Time `json:"overlap_until"`
+	OverlapUntil *time.Time `json:"overlap_until" doc:"When the old key stops working: within 30 days (default: 24 hours from now)."`
 	// ExpiresAt is the new key's expiry (default: DefaultLifetime from now).
-	ExpiresAt *time.Time `json:"expires_at"`
+	ExpiresAt *time.Time `json:"expires_at" doc:"The new key's expiry, at most five years away (default: a year from now)."`
 }
 
 func (s *Service) roll(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	var in rollInput
+	var in RollKeyInput
 	if len(bytes.TrimSpace(ctx.Request.Body())) > 0 {
 		if err := handler.JSONBody(ctx, &in); err != nil {
 			s.Fail(ctx, rq, err)

@@ -46,20 +46,20 @@ func (s *Service) Bind(t *handler.Table) {
 	t.Bind("orders.refund", s.refund)
 }
 
-// input is the body of POST /api/orders/{reference}/refund. With neither amount nor lines, it
-// refunds all that is left.
-type input struct {
+// RefundInput is the body of POST /api/orders/{reference}/refund. With neither amount nor
+// lines, it refunds all that is left.
+type RefundInput struct {
 	// Amount, in the order currency's minor units; with lines, it replaces their value.
-	Amount *int64 `json:"amount"`
+	Amount *int64 `json:"amount" doc:"In the order currency's minor units (default: the lines' value, or all that is left)."`
 	// Lines are quantities of order lines (line numbers from 1) given back.
-	Lines *[]store.RefundLine `json:"lines"`
+	Lines *[]store.RefundLine `json:"lines" doc:"1 to 500 order lines (numbers from 1), each once, with the quantity given back."`
 	// Restock puts the lines' quantities back in stock.
-	Restock *bool   `json:"restock"`
-	Reason  *string `json:"reason"`
+	Restock *bool   `json:"restock" doc:"Puts the lines' quantities back in stock (needs lines)."`
+	Reason  *string `json:"reason" doc:"Up to 500 characters."`
 }
 
-// Answer is the body of a refund's answer: the refund, and the order's state after it.
-type Answer struct {
+// RefundAnswer is the body of a refund's answer: the refund, and the order's state after it.
+type RefundAnswer struct {
 	*store.Refund
 	Currency string      `json:"currency"`
 	Order    OrderRefund `json:"order"`
@@ -75,7 +75,7 @@ type OrderRefund struct {
 }
 
 func (s *Service) refund(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	var in input
+	var in RefundInput
 	if err := handler.JSONBody(ctx, &in); err != nil && !(len(ctx.Request.Body()) == 0) {
 		s.Fail(ctx, rq, err)
 		return
@@ -98,7 +98,7 @@ func (s *Service) refund(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	if err == nil && r.Status == store.RefundPending {
 		err = s.pay(ctx, rq, r)
 	}
-	var answer *Answer
+	var answer *RefundAnswer
 	var commits []store.LogCommit
 	if err == nil {
 		commits, answer, err = s.settle(ctx, rq, ref, r)
@@ -120,7 +120,7 @@ func (s *Service) refund(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 
 var errNoOrder = &schema.Error{Code: schema.CodeNotFound, Message: "order not found"}
 
-func (in *input) validate() error {
+func (in *RefundInput) validate() error {
 	if in.Amount != nil && *in.Amount <= 0 {
 		return schema.Invalid("amount", "amount must be a positive number of minor units")
 	}
@@ -151,7 +151,7 @@ func (in *input) validate() error {
 }
 
 // hash is the request's fingerprint, kept with its Idempotency-Key.
-func (in *input) hash() string {
+func (in *RefundInput) hash() string {
 	b, _ := json.Marshal(in)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
@@ -189,7 +189,7 @@ func giftPaid(o *store.Order) int64 {
 
 // record finds the refund of key, or checks the request against the order and records it
 // pending, under the order's row lock.
-func (s *Service) record(ctx *fasthttp.RequestCtx, rq *handler.Request, ref, key string, in input) (*store.Refund, bool, error) {
+func (s *Service) record(ctx *fasthttp.RequestCtx, rq *handler.Request, ref, key string, in RefundInput) (*store.Refund, bool, error) {
 	var out *store.Refund
 	var replay bool
 	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
@@ -308,8 +308,8 @@ func (s *Service) pay(ctx *fasthttp.RequestCtx, rq *handler.Request, r *store.Re
 // settle finishes a refund under the order's row lock: gift cards credited, stock restocked,
 // the order's status moved and order.refunded emitted when it succeeded; its amount freed when
 // it failed. A refund settled already (a replay, or a concurrent retry) is answered as it is.
-func (s *Service) settle(ctx *fasthttp.RequestCtx, rq *handler.Request, ref string, r *store.Refund) ([]store.LogCommit, *Answer, error) {
-	var answer *Answer
+func (s *Service) settle(ctx *fasthttp.RequestCtx, rq *handler.Request, ref string, r *store.Refund) ([]store.LogCommit, *RefundAnswer, error) {
+	var answer *RefundAnswer
 	commits, err := s.DB.WriteTx(ctx, func(tx *store.Tx) error {
 		o, err := tx.LockOrderByReference(ctx, rq.Info, ref)
 		if err != nil {
@@ -330,7 +330,7 @@ func (s *Service) settle(ctx *fasthttp.RequestCtx, rq *handler.Request, ref stri
 			}
 		}
 		st := stateOf(refunds, "")
-		answer = &Answer{Refund: cur, Currency: o.Currency, Order: OrderRefund{Reference: o.Reference, Status: o.Status,
+		answer = &RefundAnswer{Refund: cur, Currency: o.Currency, Order: OrderRefund{Reference: o.Reference, Status: o.Status,
 			Total: o.Total, Refunded: st.refunded, Refundable: o.Total - st.refunded}}
 		if cur.Lines == nil {
 			cur.Lines = []store.RefundLine{}

@@ -17,16 +17,16 @@ import (
 // default currency and converted at the cart currency's rate.
 type Coupon struct {
 	Code             string              `json:"code"`
-	Kind             schema.DiscountKind `json:"kind"` // percent | fixed; empty with FreeShipping only
-	Value            int64               `json:"value"`
+	Kind             schema.DiscountKind `json:"kind" doc:"percent or fixed; empty for a free-shipping-only coupon"`
+	Value            int64               `json:"value" doc:"percent: basis points (1000 = 10%); fixed: minor units"`
 	FreeShipping     bool                `json:"free_shipping"`
 	MinSubtotal      int64               `json:"min_subtotal"`
-	ProductIDs       []int64             `json:"product_ids"`
+	ProductIDs       []int64             `json:"product_ids" doc:"empty: every product"`
 	StartsAt         *time.Time          `json:"starts_at"`
 	EndsAt           *time.Time          `json:"ends_at"`
-	UsageLimit       *int64              `json:"usage_limit"`
+	UsageLimit       *int64              `json:"usage_limit" doc:"null: unlimited"`
 	UsageCount       int64               `json:"usage_count"`
-	PerCustomerLimit *int64              `json:"per_customer_limit"`
+	PerCustomerLimit *int64              `json:"per_customer_limit" doc:"null: unlimited"`
 	Active           bool                `json:"active"`
 	CreatedAt        time.Time           `json:"created_at"`
 }
