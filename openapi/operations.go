@@ -18,7 +18,7 @@ func Operations() map[string]Operation {
 	out := map[string]Operation{}
 	for _, area := range []map[string]Operation{
 		storefrontOperations(), cartOperations(), postPurchaseOperations(), customerOperations(),
-		merchOperations(), adminCommerceOperations(), adminCatalogOperations(), backOfficeOperations(),
+		merchOperations(), adminCommerceOperations(), adminCatalogOperations(), backOfficeOperations(), webhookOperations(),
 	} {
 		for name := range area {
 			if _, dup := out[name]; dup {

@@ -46,6 +46,7 @@ import (
 	"vitrine/origin/payment"
 	"vitrine/origin/refund"
 	"vitrine/origin/store"
+	"vitrine/origin/webhooks"
 	"vitrine/schema"
 )
 
@@ -71,6 +72,9 @@ type Config struct {
 	// LabelQueue carries label batches between origins (nil: label batches are refused). The
 	// origin works it in RunWork.
 	LabelQueue *fulfil.Queue
+	// Webhooks delivers the store's events to their endpoints (nil: events are not delivered;
+	// endpoints can still be registered). The origin runs it in RunWork.
+	Webhooks *webhooks.Dispatcher
 	// CheckoutLease is how long a checkout holds its Idempotency-Key before a retry with the same
 	// key may take it over and resume the order (default 60s).
 	CheckoutLease time.Duration
@@ -98,6 +102,7 @@ type Server struct {
 	fulfil       *fulfil.Service      // packing slips and the warehouse's routes (origin/fulfil)
 	refunds      *refund.Service      // refunds of orders (origin/refund)
 	bundles      *bundles.Service     // bundles and their analytics (origin/bundles)
+	webhooks     *webhooks.Service    // webhook endpoints and their log (origin/webhooks)
 	validators   map[string]validator // batch pre-checks (batch.go)
 }
 
@@ -156,6 +161,12 @@ func New(cfg Config, db *store.DB, rep *replica.Replica) *Server {
 	s.refunds.Bind(s.handlers)
 	s.bundles = &bundles.Service{Responder: s.Responder, DB: db}
 	s.bundles.Bind(s.handlers)
+	wh, err := webhooks.NewService(s.Responder, db, cfg.Secret, cfg.Webhooks)
+	if err != nil {
+		panic("origin: " + err.Error()) // Config.Secret is required, as for application passwords
+	}
+	s.webhooks = wh
+	s.webhooks.Bind(s.handlers)
 	s.postPurchaseHandlers()
 	s.merchHandlers()
 	s.router = pipeline.NewRouter(schema.Routes, func(r *schema.Route) pipeline.Handler {
@@ -194,8 +205,17 @@ func (s *Server) HTTPServer() *fasthttp.Server {
 	}
 }
 
-// RunWork works the origin's queues (label batches) until ctx ends.
-func (s *Server) RunWork(ctx context.Context) error { return s.fulfil.RunBatches(ctx) }
+// RunWork works the origin's queues (label batches, webhook deliveries) until ctx ends.
+func (s *Server) RunWork(ctx context.Context) error {
+	errs := make(chan error, 1)
+	go func() { errs <- s.fulfil.RunBatches(ctx) }()
+	if s.cfg.Webhooks != nil {
+		if err := s.cfg.Webhooks.Run(ctx); err != nil {
+			s.log.Error("webhook dispatcher stopped", "err", err)
+		}
+	}
+	return <-errs
+}
 
 // Run serves on addr until ctx ends, then drains in-flight requests (10s at most).
 func (s *Server) Run(ctx context.Context, addr string) error {

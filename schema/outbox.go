@@ -32,8 +32,12 @@ type OutboxRow struct {
 
 // EventRow is one row of the event outbox.
 type EventRow struct {
-	ID      string
-	Tenant  string
-	Kind    string
-	Payload []byte
+	ID string
+	// Tenant is the store's slug (a subject token), TenantID its id.
+	Tenant   string
+	TenantID string
+	Kind     string
+	Payload  []byte
+	// Created is when the transaction that caused the event ran.
+	Created time.Time
 }

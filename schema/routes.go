@@ -218,6 +218,22 @@ var Routes = append([]Route{
 	{Name: "admin.apikeys.delete", Method: "DELETE", Interface: Commerce, Path: "/api/admin/api-keys/{id}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageOptions},
 	{Name: "admin.apikeys.roll", Method: "POST", Interface: Commerce, Path: "/api/admin/api-keys/{id}/roll", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageOptions},
 
+	// Commerce: webhook endpoints, made in store settings by administrators (manage_options). The
+	// secret is in the answers that make or rotate it only. See origin/webhooks.
+	{Name: "admin.webhooks.list", Method: "GET", Interface: Commerce, Path: "/api/admin/webhooks", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageOptions},
+	{Name: "admin.webhooks.create", Method: "POST", Interface: Commerce, Path: "/api/admin/webhooks", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageOptions},
+	{Name: "admin.webhooks.get", Method: "GET", Interface: Commerce, Path: "/api/admin/webhooks/{id}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageOptions},
+	{Name: "admin.webhooks.update", Method: "PATCH", Interface: Commerce, Path: "/api/admin/webhooks/{id}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageOptions},
+	{Name: "admin.webhooks.delete", Method: "DELETE", Interface: Commerce, Path: "/api/admin/webhooks/{id}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageOptions},
+	{Name: "admin.webhooks.rotate", Method: "POST", Interface: Commerce, Path: "/api/admin/webhooks/{id}/rotate-secret", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageOptions},
+	{Name: "admin.webhooks.test", Method: "POST", Interface: Commerce, Path: "/api/admin/webhooks/{id}/test", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageOptions},
+	{Name: "admin.webhooks.deliveries", Method: "GET", Interface: Commerce, Path: "/api/admin/webhooks/{id}/deliveries", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageOptions,
+		Args: []Arg{argPage, {Name: "per_page", Type: ArgInt, Default: "20", HasMin: true, Min: 1, HasMax: true, Max: MaxPerPage},
+			{Name: "state", Type: ArgString, Enum: []string{"pending", "delivered", "failed", "cancelled"}},
+			{Name: "kind", Type: ArgString, Description: "Only deliveries of this event kind."},
+			{Name: "event_id", Type: ArgString, Description: "Only deliveries of this event."}}},
+	{Name: "admin.webhooks.redeliver", Method: "POST", Interface: Commerce, Path: "/api/admin/webhooks/{id}/deliveries/{delivery}/redeliver", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageOptions},
+
 	// Commerce: server-key routes (Authorization: Bearer esk_…), each needing exactly one scope.
 	// Edges forward them untouched; keys are checked at the origin only.
 	{Name: "orders.packingslip", Method: "GET", Interface: Commerce, Path: "/api/orders/{reference}/packing-slip", Server: AtOrigin, Auth: AuthKey, Scope: ScopeReadOrders},

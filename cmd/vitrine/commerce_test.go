@@ -47,8 +47,14 @@ type shop struct {
 	nextN int
 }
 
-func newShop(t *testing.T) *shop {
+func newShop(t *testing.T) *shop { return newShopWith(t, nil) }
+
+// newShopWith is newShop with the system adjusted by setup before anything starts.
+func newShopWith(t *testing.T, setup func(s *system)) *shop {
 	s := newSystem(t, systemOptions{})
+	if setup != nil {
+		setup(s)
+	}
 	pay := &countingProvider{Test: payment.Test{Ledger: nil}, calls: map[string]int{}}
 	pay.Test.Ledger = s.db
 	s.originConfig.Payments = pay

@@ -24,6 +24,7 @@ import (
 	"vitrine/origin"
 	"vitrine/origin/seed"
 	"vitrine/origin/store"
+	"vitrine/origin/webhooks"
 	"vitrine/schema"
 	"vitrine/sync/natsembed"
 	"vitrine/sync/relay"
@@ -119,7 +120,13 @@ func runDev(ctx context.Context, args []string) error {
 		g.Wait()
 		return err
 	}
-	osrv := origin.New(origin.Config{Secret: key, EdgeSecret: *ef.edgeSecret, Logger: log, Metrics: set, LabelQueue: queue}, db, orep)
+	hooks, err := webhookDispatcher(nc, fc, db, key, webhooks.Config{}, log, set)
+	if err != nil {
+		g.cancel()
+		g.Wait()
+		return err
+	}
+	osrv := origin.New(origin.Config{Secret: key, EdgeSecret: *ef.edgeSecret, Logger: log, Metrics: set, LabelQueue: queue, Webhooks: hooks}, db, orep)
 	observe(set, "origin", orep, ofol, rel)
 	esrv, erep, err := startEdge(g, gctx, ef, "http://"+*originAddr, nc, fc, set, log)
 	if err != nil {

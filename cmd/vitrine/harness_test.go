@@ -27,6 +27,8 @@ import (
 	"vitrine/origin/fulfil"
 	"vitrine/origin/store"
 	"vitrine/origin/store/storetest"
+	"vitrine/origin/webhooks"
+	"vitrine/outbound"
 	"vitrine/schema"
 	"vitrine/sync/feed"
 	"vitrine/sync/natstest"
@@ -85,6 +87,8 @@ type system struct {
 	originAddr string
 	// originConfig is the base configuration of origins the system starts.
 	originConfig origin.Config
+	// webhooks, when set, makes every origin the system starts run a webhook dispatcher.
+	webhooks *webhooks.Config
 	// retries counts the store's transaction retries.
 	retries  atomic.Int64
 	replicas []*component // components with a replica, to wait for new tenants
@@ -248,6 +252,12 @@ func (s *system) startOrigin() *component {
 	}
 	if cfg.LabelQueue, err = fulfil.NewQueue(ctx, js, s.fc.WorkStream, s.fc.LabelWorkSubject(), s.workAckWait); err != nil {
 		s.t.Fatal(err)
+	}
+	if s.webhooks != nil {
+		client := outbound.New(outbound.Config{Timeout: s.webhooks.Timeout})
+		if cfg.Webhooks, err = webhooks.NewDispatcher(*s.webhooks, s.db, js, s.fc, client, s.key, s.log, nil); err != nil {
+			s.t.Fatal(err)
+		}
 	}
 	srv := origin.New(cfg, s.db, rep)
 	go srv.RunWork(ctx)

@@ -21,6 +21,8 @@ import (
 	"vitrine/origin"
 	"vitrine/origin/fulfil"
 	"vitrine/origin/store"
+	"vitrine/origin/webhooks"
+	"vitrine/outbound"
 	"vitrine/sync/feed"
 	"vitrine/sync/natsembed"
 	"vitrine/sync/relay"
@@ -115,6 +117,9 @@ func runOrigin(ctx context.Context, args []string) error {
 	secret := f.Secret("secret", "VITRINE_SECRET", "server secret keying application password hashes (64 hex digits)")
 	edgeSecret := f.Secret("edge-secret", "VITRINE_EDGE_SECRET", "secret edges present; their X-Forwarded-For is trusted")
 	workAckWait := f.Duration("work-ack-wait", "VITRINE_WORK_ACK_WAIT", time.Minute, "how long an origin's unfinished label-batch order waits before another origin takes it")
+	whWorkers := f.Int("webhook-workers", "VITRINE_WEBHOOK_WORKERS", 32, "webhook deliveries in flight in this origin")
+	whPerEndpoint := f.Int("webhook-per-endpoint", "VITRINE_WEBHOOK_PER_ENDPOINT", 4, "webhook deliveries in flight to one endpoint, across origins")
+	whTimeout := f.Duration("webhook-timeout", "VITRINE_WEBHOOK_TIMEOUT", 10*time.Second, "bound of one webhook delivery attempt")
 	platformDomain := f.String("platform-domain", "VITRINE_PLATFORM_DOMAIN", "localhost", "tenants resolve as <slug>.<platform-domain>")
 	if err := f.Parse(args); err != nil {
 		return err
@@ -151,7 +156,13 @@ func runOrigin(ctx context.Context, args []string) error {
 		g.Wait()
 		return err
 	}
-	srv := origin.New(origin.Config{Secret: key, EdgeSecret: *edgeSecret, Logger: log, Metrics: set, LabelQueue: queue}, db, rep)
+	hooks, err := webhookDispatcher(nc, fc, db, key, webhooks.Config{Workers: *whWorkers, PerEndpoint: *whPerEndpoint, Timeout: *whTimeout}, log, set)
+	if err != nil {
+		g.cancel()
+		g.Wait()
+		return err
+	}
+	srv := origin.New(origin.Config{Secret: key, EdgeSecret: *edgeSecret, Logger: log, Metrics: set, LabelQueue: queue, Webhooks: hooks}, db, rep)
 	observe(set, "origin", rep, fol, nil)
 	serveOps(gctx, *ops, set, rep.Ready, log)
 	g.Go("origin", func() error { return srv.Run(gctx, *addr) })
@@ -288,6 +299,17 @@ func runEdge(ctx context.Context, args []string) error {
 }
 
 // labelQueue opens the origins' label-batch work queue on JetStream.
+// webhookDispatcher builds the origin's webhook dispatcher, its outbound calls through the one
+// outbound client.
+func webhookDispatcher(nc *nats.Conn, fc feed.Config, db *store.DB, key []byte, cfg webhooks.Config, log *slog.Logger, set *metrics.Set) (*webhooks.Dispatcher, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	client := outbound.New(outbound.Config{Timeout: cfg.Timeout, UserAgent: "vitrine-webhooks"})
+	return webhooks.NewDispatcher(cfg, db, js, fc, client, key, log.With("component", "webhooks"), set)
+}
+
 func labelQueue(ctx context.Context, nc *nats.Conn, fc feed.Config, ackWait time.Duration) (*fulfil.Queue, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {

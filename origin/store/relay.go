@@ -100,10 +100,10 @@ func (db *DB) ReleaseLease(ctx context.Context, name, holder string, token int64
 
 // PendingEvents returns up to limit events in creation order.
 func (db *DB) PendingEvents(ctx context.Context, limit int) ([]EventRow, error) {
-	out, err := appendRows(ctx, db.pool, nil, `SELECT e.id::TEXT, COALESCE(t.slug, ''), e.kind, e.payload FROM event_outbox e
+	out, err := appendRows(ctx, db.pool, nil, `SELECT e.id::TEXT, COALESCE(t.slug, ''), e.tenant_id::TEXT, e.kind, e.payload, e.created_at FROM event_outbox e
 		LEFT JOIN tenants t ON t.id = e.tenant_id ORDER BY e.created_at, e.id LIMIT $1`, func(row pgx.Row) (EventRow, error) {
 		var e EventRow
-		err := row.Scan(&e.ID, &e.Tenant, &e.Kind, &e.Payload)
+		err := row.Scan(&e.ID, &e.Tenant, &e.TenantID, &e.Kind, &e.Payload, &e.Created)
 		return e, err
 	}, limit)
 	return out, mapError(err)

@@ -183,6 +183,15 @@ func (db *DB) TenantBySlug(ctx context.Context, slug string) (*schema.Tenant, er
 	return t, err
 }
 
+// TenantByID returns a tenant's registry entry by its id.
+func (db *DB) TenantByID(ctx context.Context, id string) (*schema.Tenant, error) {
+	t, err := scanTenant(db.pool.QueryRow(ctx, `SELECT `+tenantColumns+` FROM tenants WHERE id = $1`, id))
+	if err == pgx.ErrNoRows {
+		return nil, notFound("store")
+	}
+	return t, mapError(err)
+}
+
 // Tenants returns every tenant's registry entry, ordered by slug.
 func (db *DB) Tenants(ctx context.Context) ([]*schema.Tenant, error) {
 	out, err := appendRows(ctx, db.pool, nil, `SELECT `+tenantColumns+` FROM tenants ORDER BY slug`, scanTenant)

@@ -114,6 +114,11 @@ const epochKey = "vitrine_epoch"
 // Header names Vitrine adds to stream messages.
 const (
 	HeaderEpoch = "Vitrine-Epoch"
+	// Event messages carry their kind, their store's id and their creation time (RFC 3339,
+	// nanoseconds) beside the subject; the message id (Nats-Msg-Id) is the event's id.
+	HeaderEventKind    = "Vitrine-Event-Kind"
+	HeaderEventTenant  = "Vitrine-Event-Tenant"
+	HeaderEventCreated = "Vitrine-Event-Created"
 )
 
 // MinServerVersion is the oldest nats-server with what the design needs: atomic batch publish

@@ -769,6 +769,9 @@ func (r *Relay) publishEvents(ctx context.Context) error {
 			m := nats.NewMsg(r.cfg.Feed.EventSubject(e.Tenant, e.Kind))
 			m.Data = e.Payload
 			m.Header.Set(jetstream.MsgIDHeader, e.ID)
+			m.Header.Set(feed.HeaderEventKind, e.Kind)
+			m.Header.Set(feed.HeaderEventTenant, e.TenantID)
+			m.Header.Set(feed.HeaderEventCreated, e.Created.UTC().Format(time.RFC3339Nano))
 			if futures[i], err = r.js.PublishMsgAsync(m); err != nil {
 				return err
 			}

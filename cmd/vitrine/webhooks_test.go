@@ -1,0 +1,395 @@
+package main
+
+import (
+	"crypto/hmac"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"vitrine/origin/webhooks"
+	"vitrine/schema"
+)
+
+// receiver is a webhook endpoint on loopback, as a merchant would write one: it verifies every
+// signature with a constant-time comparison (401 on a mismatch), can fail its first requests
+// or answer slowly, and records what it accepted.
+type receiver struct {
+	srv *httptest.Server
+
+	mu        sync.Mutex
+	secrets   []string // any of them may sign (a rotation's overlap)
+	failFirst int      // answer 500 to this many requests first
+	slow      time.Duration
+	status    int // answer this instead of 200 once verified (410, 302…)
+	location  string
+	requests  int
+	badSigs   int
+	got       []receivedEvent
+}
+
+type receivedEvent struct {
+	env      webhooks.Envelope
+	attempt  int
+	previous bool // signed by the previous secret too
+}
+
+func newReceiver(t *testing.T) *receiver {
+	rc := &receiver{}
+	rc.srv = httptest.NewServer(http.HandlerFunc(rc.serve))
+	t.Cleanup(rc.srv.Close)
+	return rc
+}
+
+func (rc *receiver) url() string { return rc.srv.URL + "/hook" }
+
+func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.requests++
+	ts, _ := strconv.ParseInt(r.Header.Get(webhooks.HeaderTimestamp), 10, 64)
+	ok := false
+	// The receiver's own check: recompute and compare in constant time, against the signatures
+	// of the current secret and, during a rotation, of the previous one.
+	for _, pair := range [][2]string{{webhooks.HeaderSignature, webhooks.HeaderTimestampSignature},
+		{webhooks.HeaderPreviousSignature, webhooks.HeaderPreviousTimestampSignature}} {
+		sig, tsSig := r.Header.Get(pair[0]), r.Header.Get(pair[1])
+		for _, s := range rc.secrets {
+			if sig != "" && hmac.Equal([]byte(webhooks.Signature(s, body)), []byte(sig)) &&
+				hmac.Equal([]byte(webhooks.TimestampSignature(s, ts, body)), []byte(tsSig)) {
+				ok = true
+			}
+		}
+	}
+	if !ok || time.Since(time.Unix(ts, 0)) > 5*time.Minute {
+		rc.badSigs++
+		w.WriteHeader(401)
+		return
+	}
+	if rc.requests <= rc.failFirst {
+		w.WriteHeader(500)
+		io.WriteString(w, "not yet")
+		return
+	}
+	if rc.slow > 0 {
+		rc.mu.Unlock()
+		time.Sleep(rc.slow)
+		rc.mu.Lock()
+	}
+	if rc.status != 0 {
+		if rc.location != "" {
+			w.Header().Set("Location", rc.location)
+		}
+		w.WriteHeader(rc.status)
+		return
+	}
+	var env webhooks.Envelope
+	if err := json.Unmarshal(body, &env); err != nil || env.ID != r.Header.Get(webhooks.HeaderEventID) || env.Kind != r.Header.Get(webhooks.HeaderEventKind) {
+		w.WriteHeader(400)
+		return
+	}
+	n, _ := strconv.Atoi(r.Header.Get(webhooks.HeaderAttempt))
+	rc.got = append(rc.got, receivedEvent{env: env, attempt: n, previous: r.Header.Get(webhooks.HeaderPreviousSignature) != ""})
+	io.WriteString(w, `{"ok":true}`)
+}
+
+// kinds counts the accepted events by kind.
+func (rc *receiver) kinds() map[string]int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	out := map[string]int{}
+	for _, g := range rc.got {
+		out[g.env.Kind]++
+	}
+	return out
+}
+
+func (rc *receiver) events() []receivedEvent {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return append([]receivedEvent(nil), rc.got...)
+}
+
+// fastWebhooks retries within a second so that tests see the whole schedule.
+func fastWebhooks(s *system) {
+	s.webhooks = &webhooks.Config{Schedule: []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 300 * time.Millisecond, 400 * time.Millisecond},
+		Poll: 50 * time.Millisecond, Timeout: 2 * time.Second, AckWait: 2 * time.Second}
+}
+
+// hook registers an endpoint through the admin API and returns its id and secret.
+func (sh *shop) hook(body string) (string, string) {
+	sh.t.Helper()
+	r := sh.admin("POST", "/api/admin/webhooks", body)
+	if r.status != 201 {
+		sh.t.Fatalf("create endpoint %s: %d %s", body, r.status, r.body)
+	}
+	m := r.json(sh.t)
+	return m["id"].(string), m["secret"].(string)
+}
+
+// waitUntil polls cond for up to 20 s.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+type deliveryPage struct {
+	Data  []webhooks.Delivery `json:"data"`
+	Total int                 `json:"total"`
+}
+
+func (sh *shop) deliveries(id, query string) deliveryPage {
+	sh.t.Helper()
+	r := sh.admin("GET", "/api/admin/webhooks/"+id+"/deliveries?per_page=100"+query, "")
+	if r.status != 200 {
+		sh.t.Fatalf("deliveries: %d %s", r.status, r.body)
+	}
+	return decode[deliveryPage](sh.t, r)
+}
+
+// Webhooks end to end: real actions produce events, the relay puts them on the event stream,
+// the origin's dispatcher delivers them signed to a receiver that fails at first; every event
+// arrives, retries are in the log, and an endpoint gets only the kinds it asked for.
+func TestWebhooks(t *testing.T) {
+	sh := newShopWith(t, fastWebhooks)
+	all, only := newReceiver(t), newReceiver(t)
+	all.failFirst = 3
+	allID, allSecret := sh.hook(`{"url":"` + all.url() + `","ip_allowlist":["127.0.0.1/32"],"description":"everything"}`)
+	onlyID, onlySecret := sh.hook(`{"url":"` + only.url() + `","ip_allowlist":["127.0.0.1"],"events":["customer.created"]}`)
+	all.secrets, only.secrets = []string{allSecret}, []string{onlySecret}
+	if !strings.HasPrefix(allSecret, webhooks.SecretPrefix) || allSecret == onlySecret {
+		t.Fatalf("secrets %q %q", allSecret, onlySecret)
+	}
+
+	kettle := sh.product("Kettle", 3000, 100) // product.created
+	order := sh.orderAt(sh.host, guest, nil, lineQty{kettle, 1})
+	if r := sh.do("POST", "/api/customer/register", "", `{"email":"hooked@example.com","password":"correct horse battery"}`); r.status != 201 {
+		t.Fatalf("register: %d %s", r.status, r.body)
+	}
+	want := []string{"product.created", "order.created", "order.paid", "customer.created"}
+	waitUntil(t, "every kind at the all-kinds endpoint", func() bool {
+		k := all.kinds()
+		for _, w := range want {
+			if k[w] == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	waitUntil(t, "customer.created at the filtered endpoint", func() bool { return only.kinds()["customer.created"] == 1 })
+
+	t.Run("signed envelopes with the store and data", func(t *testing.T) {
+		for _, g := range all.events() {
+			if g.env.Store != "shop" || g.env.CreatedAt.IsZero() || !schema.ValidUUID(g.env.ID) || len(g.env.Data) == 0 {
+				t.Errorf("envelope %+v", g.env)
+			}
+			if g.env.Kind == "order.paid" && !strings.Contains(string(g.env.Data), order.Reference) {
+				t.Errorf("order.paid data %s lacks the reference %s", g.env.Data, order.Reference)
+			}
+		}
+		if all.badSigs+only.badSigs != 0 {
+			t.Fatalf("%d bad signatures", all.badSigs+only.badSigs)
+		}
+	})
+
+	t.Run("an endpoint gets only its kinds", func(t *testing.T) {
+		time.Sleep(300 * time.Millisecond) // time for a wrongly routed event to arrive
+		if k := only.kinds(); len(k) != 1 {
+			t.Fatalf("the customer.created endpoint got %v", k)
+		}
+	})
+
+	t.Run("retries are in the log", func(t *testing.T) {
+		log := sh.deliveries(allID, "")
+		retried := 0
+		for _, d := range log.Data {
+			if d.State != "delivered" {
+				t.Errorf("delivery %s of %s is %s", d.ID, d.Kind, d.State)
+			}
+			if d.Attempts != len(d.Log) {
+				t.Errorf("delivery %s: %d attempts, %d logged", d.ID, d.Attempts, len(d.Log))
+			}
+			for i, a := range d.Log[:len(d.Log)-1] {
+				if a.ResponseStatus != 500 || a.ResponseBody != "not yet" || a.Attempt != i+1 {
+					t.Errorf("failed attempt %+v", a)
+				}
+				retried++
+			}
+			last := d.Log[len(d.Log)-1]
+			if last.ResponseStatus != 200 || last.RequestHeaders[webhooks.HeaderSignature] == "" || last.RemoteAddr == "" {
+				t.Errorf("last attempt %+v", last)
+			}
+		}
+		if retried != 3 {
+			t.Fatalf("%d failed attempts logged, want the 3 the receiver refused", retried)
+		}
+		if f := sh.deliveries(allID, "&state=failed"); f.Total != 0 {
+			t.Fatalf("%d failed deliveries", f.Total)
+		}
+		if f := sh.deliveries(onlyID, "&kind=order.paid"); f.Total != 0 {
+			t.Fatalf("the filtered endpoint has %d order.paid deliveries", f.Total)
+		}
+	})
+
+	t.Run("redeliver sends the same event id again", func(t *testing.T) {
+		d := sh.deliveries(onlyID, "").Data[0]
+		r := sh.admin("POST", "/api/admin/webhooks/"+onlyID+"/deliveries/"+d.ID+"/redeliver", "")
+		if r.status != 202 {
+			t.Fatalf("redeliver: %d %s", r.status, r.body)
+		}
+		waitUntil(t, "the redelivery", func() bool { return len(only.events()) == 2 })
+		ev := only.events()
+		if ev[0].env.ID != ev[1].env.ID {
+			t.Fatalf("a redelivery has another event id: %s, %s", ev[0].env.ID, ev[1].env.ID)
+		}
+	})
+
+	t.Run("rotation signs with both secrets during the overlap", func(t *testing.T) {
+		r := sh.admin("POST", "/api/admin/webhooks/"+onlyID+"/rotate-secret", `{"overlap_seconds":3600}`)
+		if r.status != 200 {
+			t.Fatalf("rotate: %d %s", r.status, r.body)
+		}
+		next := r.json(t)["secret"].(string)
+		if next == onlySecret || r.json(t)["previous_secret_until"] == nil {
+			t.Fatalf("rotation answer %s", r.body)
+		}
+		only.mu.Lock()
+		only.secrets = []string{onlySecret} // a receiver not yet updated still verifies
+		only.mu.Unlock()
+		if r := sh.admin("POST", "/api/admin/webhooks/"+onlyID+"/test", ""); r.status != 202 {
+			t.Fatalf("test event: %d %s", r.status, r.body)
+		}
+		waitUntil(t, "the test event", func() bool { return only.kinds()[webhooks.TestKind] == 1 })
+		if only.badSigs != 0 || !only.events()[2].previous {
+			t.Fatalf("old secret during the overlap: %d bad, previous header %v", only.badSigs, only.events()[2].previous)
+		}
+		// X-Webhook-Signature itself is made with the new secret.
+		page := sh.deliveries(onlyID, "&kind="+webhooks.TestKind)
+		body := page.Data[0].Payload
+		if got := page.Data[0].Log[0].RequestHeaders[webhooks.HeaderSignature]; got != webhooks.Signature(next, body) {
+			t.Fatalf("signature %s is not the new secret's", got)
+		}
+		if r := sh.admin("GET", "/api/admin/webhooks/"+onlyID, ""); strings.Contains(string(r.body), next) || strings.Contains(string(r.body), "whsec_") {
+			t.Fatalf("the secret is shown again: %s", r.body)
+		}
+	})
+
+	t.Run("410 disables the endpoint with a notice", func(t *testing.T) {
+		gone := newReceiver(t)
+		gone.status = 410
+		id, secret := sh.hook(`{"url":"` + gone.url() + `","ip_allowlist":["127.0.0.1/32"]}`)
+		gone.secrets = []string{secret}
+		sh.product("Teapot", 2000, 5)
+		waitUntil(t, "the endpoint disabled", func() bool {
+			return !sh.admin("GET", "/api/admin/webhooks/"+id, "").json(t)["enabled"].(bool)
+		})
+		list := decode[webhooks.EndpointList](t, sh.admin("GET", "/api/admin/webhooks", ""))
+		found := false
+		for _, n := range list.Notices {
+			found = found || (n.EndpointID == id && n.Kind == "webhook.disabled" && strings.Contains(n.Reason, "410"))
+		}
+		if !found {
+			t.Fatalf("no webhook.disabled notice: %+v", list.Notices)
+		}
+		if r := sh.admin("POST", "/api/admin/webhooks/"+id+"/test", ""); r.status != 409 {
+			t.Fatalf("test event to a disabled endpoint: %d %s", r.status, r.body)
+		}
+	})
+}
+
+// Webhook endpoints refuse what could reach inside the platform: http without an allowlist at
+// registration, and at delivery every private, loopback, link-local or metadata address (by
+// literal, mapped form or a name resolving there), and a redirect, unless the allowlist names
+// the address.
+func TestWebhookSSRF(t *testing.T) {
+	sh := newShopWith(t, fastWebhooks)
+	target := newReceiver(t)
+	port := target.srv.Listener.Addr().(*net.TCPAddr).Port
+
+	for _, body := range []string{
+		`{"url":"http://127.0.0.1:` + strconv.Itoa(port) + `/hook"}`, // http needs the allowlist
+		`{"url":"http://127.0.0.1:` + strconv.Itoa(port) + `/hook","ip_allowlist":["10.0.0.0/8"]}`,
+		`{"url":"ftp://example.com/"}`, `{"url":"https://user:pw@example.com/"}`, `{"url":"/relative"}`,
+		`{"url":"https://example.com/","events":["order.nope"]}`, `{"url":"https://example.com/","ip_allowlist":["not-a-cidr"]}`,
+		`{"events":[]}`, `{"url":42}`, `not json`,
+	} {
+		if r := sh.admin("POST", "/api/admin/webhooks", body); r.status != 400 {
+			t.Errorf("create %s: %d %s", body, r.status, r.body)
+		}
+	}
+
+	refused := func(url, why string) {
+		t.Helper()
+		id, _ := sh.hook(`{"url":"` + url + `"}`)
+		if r := sh.admin("POST", "/api/admin/webhooks/"+id+"/test", ""); r.status != 202 {
+			t.Fatalf("test event: %d %s", r.status, r.body)
+		}
+		var d webhooks.Delivery
+		waitUntil(t, "the refused attempt of "+url, func() bool {
+			p := sh.deliveries(id, "")
+			if len(p.Data) == 1 && p.Data[0].State == "failed" {
+				d = p.Data[0]
+				return true
+			}
+			return false
+		})
+		if len(d.Log) != 1 || !strings.Contains(d.Log[0].Error, "refused") || !strings.Contains(d.Log[0].Error, why) {
+			t.Errorf("%s: log %+v", url, d.Log)
+		}
+	}
+	p := strconv.Itoa(port)
+	refused("https://127.0.0.1:"+p+"/hook", "loopback")
+	refused("https://localhost:"+p+"/hook", "loopback")
+	refused("https://[::ffff:127.0.0.1]:"+p+"/hook", "loopback")
+	refused("https://10.0.0.1/hook", "private")
+	refused("https://169.254.169.254/latest/meta-data", "metadata")
+	if target.requests != 0 {
+		t.Fatalf("the loopback receiver was reached %d times", target.requests)
+	}
+
+	t.Run("a redirect is not followed, even from an allowlisted endpoint", func(t *testing.T) {
+		hop := newReceiver(t)
+		hop.status, hop.location = 302, target.url()
+		id, secret := sh.hook(`{"url":"` + hop.url() + `","ip_allowlist":["127.0.0.1/32"]}`)
+		hop.secrets = []string{secret}
+		sh.admin("POST", "/api/admin/webhooks/"+id+"/test", "")
+		waitUntil(t, "the redirect's attempt", func() bool {
+			d := sh.deliveries(id, "").Data
+			return len(d) == 1 && d[0].State == "failed"
+		})
+		d := sh.deliveries(id, "").Data[0]
+		if d.Log[0].ResponseStatus != 302 || target.requests != 0 {
+			t.Fatalf("attempt %+v; target reached %d times", d.Log[0], target.requests)
+		}
+	})
+
+	t.Run("the allowlist lets the named address in, and only it", func(t *testing.T) {
+		target.secrets = nil
+		id, secret := sh.hook(`{"url":"` + target.url() + `","ip_allowlist":["127.0.0.1/32"]}`)
+		target.mu.Lock()
+		target.secrets = []string{secret}
+		target.mu.Unlock()
+		sh.admin("POST", "/api/admin/webhooks/"+id+"/test", "")
+		waitUntil(t, "the allowlisted test event", func() bool { return target.kinds()[webhooks.TestKind] == 1 })
+		// The same address under an allowlist that does not name it is refused.
+		other, _ := sh.hook(`{"url":"https://127.0.0.1:` + p + `/hook","ip_allowlist":["192.0.2.0/24"]}`)
+		sh.admin("POST", "/api/admin/webhooks/"+other+"/test", "")
+		waitUntil(t, "the refused attempt", func() bool {
+			d := sh.deliveries(other, "").Data
+			return len(d) == 1 && d[0].State == "failed" && strings.Contains(d[0].Log[0].Error, "refused")
+		})
+	})
+}
