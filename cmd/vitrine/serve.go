@@ -120,6 +120,7 @@ func runOrigin(ctx context.Context, args []string) error {
 	whWorkers := f.Int("webhook-workers", "VITRINE_WEBHOOK_WORKERS", 32, "webhook deliveries in flight in this origin")
 	whPerEndpoint := f.Int("webhook-per-endpoint", "VITRINE_WEBHOOK_PER_ENDPOINT", 4, "webhook deliveries in flight to one endpoint, across origins")
 	whTimeout := f.Duration("webhook-timeout", "VITRINE_WEBHOOK_TIMEOUT", 10*time.Second, "bound of one webhook delivery attempt")
+	whAckWait := f.Duration("webhook-ack-wait", "VITRINE_WEBHOOK_ACK_WAIT", 30*time.Second, "how long an event taken by an origin that stopped waits before another origin takes it")
 	platformDomain := f.String("platform-domain", "VITRINE_PLATFORM_DOMAIN", "localhost", "tenants resolve as <slug>.<platform-domain>")
 	if err := f.Parse(args); err != nil {
 		return err
@@ -156,7 +157,7 @@ func runOrigin(ctx context.Context, args []string) error {
 		g.Wait()
 		return err
 	}
-	hooks, err := webhookDispatcher(nc, fc, db, key, webhooks.Config{Workers: *whWorkers, PerEndpoint: *whPerEndpoint, Timeout: *whTimeout}, log, set)
+	hooks, err := webhookDispatcher(nc, fc, db, key, webhooks.Config{Workers: *whWorkers, PerEndpoint: *whPerEndpoint, Timeout: *whTimeout, AckWait: *whAckWait}, log, set)
 	if err != nil {
 		g.cancel()
 		g.Wait()

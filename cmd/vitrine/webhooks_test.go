@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"crypto/hmac"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -13,8 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"vitrine/edge"
+	"vitrine/origin/store"
 	"vitrine/origin/webhooks"
 	"vitrine/schema"
+	"vitrine/sync/relay"
 )
 
 // receiver is a webhook endpoint on loopback, as a merchant would write one: it verifies every
@@ -392,4 +397,142 @@ func TestWebhookSSRF(t *testing.T) {
 			return len(d) == 1 && d[0].State == "failed" && strings.Contains(d[0].Log[0].Error, "refused")
 		})
 	})
+}
+
+// The dispatcher's origin process is killed (SIGKILL) while 1,000 events are being delivered;
+// another origin takes over: every event arrives at least once, a duplicate carries the same
+// event id, and the log shows the attempts the dead origin never recorded.
+func TestWebhooksSurviveKill(t *testing.T) {
+	s := newSystem(t, systemOptions{})
+	fastWebhooks(s)
+	s.startRelay(relay.Config{})
+	s.originAddr = freeAddr(t)
+	proc := s.startProcess([]string{"VITRINE_DATABASE_URL=" + s.dsn, "VITRINE_NATS_URL=" + s.ns.URL(), "VITRINE_LOG_LEVEL=warn"},
+		"origin", "--addr", s.originAddr, "--ops-addr", "off", "--secret", string(s.key), "--edge-secret", s.edgeSecret,
+		"--platform-domain", "vitrine.test", "--webhook-timeout", "1s", "--webhook-ack-wait", "2s", "--webhook-per-endpoint", "8")
+	e := s.startEdge(edge.Config{})
+	tn, pw := s.tenant("shop")
+	sh := &shop{s: s, t: t, tn: tn, edge: e.addr, host: "shop.example.test", auth: basic("admin", pw)}
+	waitFor(t, 20*time.Second, "the origin process to serve the store", func() bool {
+		r, err := tryCall("GET", e.addr, sh.host, "/api/tracking/0000-0000-0000-0000")
+		return err == nil && r.status == 404
+	})
+	rc := newReceiver(t)
+	rc.slow = 3 * time.Millisecond
+	id, secret := sh.hook(`{"url":"` + rc.url() + `","ip_allowlist":["127.0.0.1/32"],"events":["product.created"]}`)
+	rc.secrets = []string{secret}
+
+	const events = 1000
+	ctx := context.Background()
+	for batch := range events / 100 {
+		if _, err := s.db.WriteTx(ctx, func(tx *store.Tx) error {
+			for i := range 100 {
+				p := &schema.Product{Slug: fmt.Sprintf("k-%d-%d", batch, i), Title: "Kettle", Status: schema.ProductActive, Prices: schema.Prices{"USD": 100}}
+				if err := tx.CreateProduct(ctx, tn, p); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	distinct := func() (map[string]int, int) {
+		ids, n := map[string]int{}, 0
+		for _, g := range rc.events() {
+			ids[g.env.ID]++
+			n++
+		}
+		return ids, n
+	}
+	waitFor(t, 30*time.Second, "a part of the events", func() bool { ids, _ := distinct(); return len(ids) >= 150 })
+	proc.kill()
+	before, _ := distinct()
+	if len(before) == events {
+		t.Fatal("every event arrived before the origin was killed")
+	}
+	s.startOrigin()
+	waitFor(t, 60*time.Second, "every event", func() bool { ids, _ := distinct(); return len(ids) == events })
+	ids, total := distinct()
+	dups := 0
+	for _, n := range ids {
+		dups += n - 1
+	}
+	if rc.badSigs != 0 {
+		t.Fatalf("%d bad signatures", rc.badSigs)
+	}
+	// One delivery per event, all delivered; an attempt the dead origin never recorded is logged.
+	var all []webhooks.Delivery
+	for page := 1; ; page++ {
+		r := sh.admin("GET", fmt.Sprintf("/api/admin/webhooks/%s/deliveries?per_page=100&page=%d", id, page), "")
+		p := decode[deliveryPage](t, r)
+		all = append(all, p.Data...)
+		if len(p.Data) < 100 {
+			break
+		}
+	}
+	lost := 0
+	for _, d := range all {
+		if d.State != "delivered" {
+			t.Errorf("delivery %s is %s", d.ID, d.State)
+		}
+		for _, a := range d.Log {
+			if strings.Contains(a.Error, "stopped before recording") {
+				lost++
+			}
+		}
+	}
+	if len(all) != events {
+		t.Fatalf("%d deliveries logged for %d events", len(all), events)
+	}
+	if dups > 0 && lost == 0 {
+		t.Fatalf("%d duplicates, but the log shows no lost attempt", dups)
+	}
+	t.Logf("killed after %d of %d events; %d requests in all, %d duplicates (same event ids), %d lost attempts logged",
+		len(before), events, total, dups, lost)
+}
+
+// An endpoint that fails every attempt for longer than DisableAfter is disabled, with a notice,
+// and its pending deliveries are cancelled; another endpoint of the store is not slowed.
+func TestWebhookDisabledAfterFailing(t *testing.T) {
+	sh := newShopWith(t, func(s *system) {
+		fastWebhooks(s)
+		s.webhooks.DisableAfter = 500 * time.Millisecond
+		s.webhooks.Schedule = []time.Duration{200 * time.Millisecond, 200 * time.Millisecond, 200 * time.Millisecond, 200 * time.Millisecond,
+			200 * time.Millisecond, 200 * time.Millisecond, 200 * time.Millisecond, 200 * time.Millisecond}
+	})
+	down, up := newReceiver(t), newReceiver(t)
+	down.failFirst = 1 << 30
+	downID, downSecret := sh.hook(`{"url":"` + down.url() + `","ip_allowlist":["127.0.0.1/32"]}`)
+	_, upSecret := sh.hook(`{"url":"` + up.url() + `","ip_allowlist":["127.0.0.1/32"]}`)
+	down.secrets, up.secrets = []string{downSecret}, []string{upSecret}
+	for i := range 5 {
+		sh.product(fmt.Sprintf("Cup %d", i), 500, 10)
+	}
+	waitUntil(t, "the failing endpoint disabled", func() bool {
+		return !sh.admin("GET", "/api/admin/webhooks/"+downID, "").json(t)["enabled"].(bool)
+	})
+	waitUntil(t, "the healthy endpoint's five events", func() bool { return up.kinds()["product.created"] == 5 })
+	if len(up.events()) != 5 {
+		t.Fatalf("the healthy endpoint got %d requests", len(up.events()))
+	}
+	ep := decode[webhooks.Endpoint](t, sh.admin("GET", "/api/admin/webhooks/"+downID, ""))
+	if !strings.HasPrefix(ep.DisabledReason, "failing since") || ep.DisabledAt == nil {
+		t.Fatalf("disabled endpoint %+v", ep)
+	}
+	if p := sh.deliveries(downID, "&state=pending"); p.Total != 0 {
+		t.Fatalf("%d deliveries still pending at a disabled endpoint", p.Total)
+	}
+	if p := sh.deliveries(downID, "&state=cancelled"); p.Total == 0 {
+		t.Fatal("no delivery was cancelled")
+	}
+	// Enabling it again clears the record; new events are delivered again.
+	down.mu.Lock()
+	down.failFirst = 0
+	down.mu.Unlock()
+	if r := sh.admin("PATCH", "/api/admin/webhooks/"+downID, `{"enabled":true}`); r.status != 200 || r.json(t)["failing_since"] != nil {
+		t.Fatalf("enable: %d %s", r.status, r.body)
+	}
+	sh.product("Saucer", 500, 10)
+	waitUntil(t, "a delivery after enabling", func() bool { return down.kinds()["product.created"] == 1 })
 }

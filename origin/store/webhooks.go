@@ -207,34 +207,53 @@ type ClaimedDelivery struct {
 
 // ClaimDeliveries leases up to limit due deliveries until now+lease, never more than
 // perEndpoint in flight for one endpoint (counting those other workers hold), oldest due first.
-// A delivery whose lease ran out (its worker died) is due again.
+// A delivery whose lease ran out (its worker died mid-attempt) is due again; the lost attempt,
+// which may have reached the endpoint, is logged as such before the delivery is tried again.
 func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, perEndpoint, limit int) ([]*ClaimedDelivery, error) {
 	token := NewUUID()
+	type claim struct {
+		tenant, id string
+		lost       *time.Time
+	}
 	ids, err := appendRows(ctx, db.pool, nil, `
 		WITH inflight AS (
 			SELECT endpoint_id, count(*) AS n FROM webhook_deliveries
 			WHERE state = 'pending' AND lease_until > $1 GROUP BY endpoint_id),
 		due AS (
-			SELECT d.tenant_id, d.id, d.next_attempt_at,
+			SELECT d.tenant_id, d.id, d.next_attempt_at, d.lease_until,
 				row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.id) + COALESCE(i.n, 0) AS slot
 			FROM webhook_deliveries d LEFT JOIN inflight i ON i.endpoint_id = d.endpoint_id
 			WHERE d.state = 'pending' AND d.next_attempt_at <= $1 AND (d.lease_until IS NULL OR d.lease_until <= $1)),
 		pick AS (
-			SELECT tenant_id, id FROM due WHERE slot <= $3 ORDER BY next_attempt_at, id LIMIT $4)
+			SELECT tenant_id, id, lease_until FROM due WHERE slot <= $3 ORDER BY next_attempt_at, id LIMIT $4)
 		UPDATE webhook_deliveries w SET lease_until = $2, lease_token = $5
 		FROM pick WHERE w.tenant_id = pick.tenant_id AND w.id = pick.id
 			AND w.state = 'pending' AND (w.lease_until IS NULL OR w.lease_until <= $1)
-		RETURNING w.tenant_id::text, w.id::text`, func(row pgx.Row) ([2]string, error) {
-		var k [2]string
-		err := row.Scan(&k[0], &k[1])
-		return k, err
+		RETURNING w.tenant_id::text, w.id::text, pick.lease_until`, func(row pgx.Row) (claim, error) {
+		var c claim
+		err := row.Scan(&c.tenant, &c.id, &c.lost)
+		return c, err
 	}, now, now.Add(lease), perEndpoint, limit, token)
 	if err != nil || len(ids) == 0 {
 		return nil, mapError(err)
 	}
+	for _, c := range ids {
+		if c.lost == nil {
+			continue
+		}
+		if _, err := db.pool.Exec(ctx, `WITH d AS (
+				UPDATE webhook_deliveries SET attempts = attempts + 1, updated_at = $3
+				WHERE tenant_id = $1 AND id = $2 RETURNING attempts)
+			INSERT INTO webhook_attempts (tenant_id, delivery_id, attempt, started_at, duration_ms, request_headers, error)
+			SELECT $1, $2, d.attempts, $4, 0, '{}', $5 FROM d`,
+			c.tenant, c.id, now, c.lost.Add(-lease),
+			"the origin making this attempt stopped before recording its answer (its lease ran out); the endpoint may have received it"); err != nil {
+			return nil, mapError(err)
+		}
+	}
 	tenants, deliveries := make([]string, len(ids)), make([]string, len(ids))
-	for i, k := range ids {
-		tenants[i], deliveries[i] = k[0], k[1]
+	for i, c := range ids {
+		tenants[i], deliveries[i] = c.tenant, c.id
 	}
 	out, err := appendRows(ctx, db.pool, nil, `SELECT d.tenant_id::text, `+prefixed("d.", webhookDeliveryColumns)+`, `+
 		prefixed("e.", webhookEndpointColumns)+`

@@ -37,6 +37,9 @@ type Config struct {
 	// DisableAfter disables an endpoint that has failed every attempt for this long (default
 	// 3 days).
 	DisableAfter time.Duration
+	// Lease is how long a claimed delivery is held by its origin before another may try it
+	// (default Timeout + 5 s: an attempt never outlives it).
+	Lease time.Duration
 	// Poll is how often due retries are looked for without a wake (default 1 s).
 	Poll time.Duration
 	// Retention is how long finished deliveries and their attempts are kept (default 30 days).
@@ -64,6 +67,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Schedule == nil {
 		c.Schedule = DefaultSchedule
+	}
+	if c.Lease < c.Timeout+time.Second {
+		c.Lease = c.Timeout + 5*time.Second
 	}
 	if c.DisableAfter <= 0 {
 		c.DisableAfter = 3 * 24 * time.Hour
@@ -214,8 +220,7 @@ func (d *Dispatcher) deliverLoop(ctx context.Context, wg *sync.WaitGroup) {
 	for {
 		free := d.cfg.Workers - len(d.slots)
 		if free > 0 {
-			lease := d.cfg.Timeout + 30*time.Second
-			claimed, err := d.db.ClaimDeliveries(ctx, time.Now(), lease, d.cfg.PerEndpoint, free)
+			claimed, err := d.db.ClaimDeliveries(ctx, time.Now(), d.cfg.Lease, d.cfg.PerEndpoint, free)
 			if err != nil && ctx.Err() == nil {
 				d.log.Warn("webhooks: claiming deliveries", "err", err)
 			}
