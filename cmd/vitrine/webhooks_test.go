@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -535,4 +536,58 @@ func TestWebhookDisabledAfterFailing(t *testing.T) {
 	}
 	sh.product("Saucer", 500, 10)
 	waitUntil(t, "a delivery after enabling", func() bool { return down.kinds()["product.created"] == 1 })
+}
+
+// TestWebhookThroughput measures deliveries per second to a fast receiver, alone and beside a
+// dead endpoint (it accepts connections and never answers) subscribed to the same events: the
+// ratio shows whether one dead endpoint slows the others. A measurement, not a gate:
+// VITRINE_MEASURE=1 runs it.
+func TestWebhookThroughput(t *testing.T) {
+	if os.Getenv("VITRINE_MEASURE") != "1" {
+		t.Skip("a measurement: VITRINE_MEASURE=1 runs it")
+	}
+	const events = 2000
+	run := func(withDead bool) float64 {
+		sh := newShopWith(t, fastWebhooks)
+		fast := newReceiver(t)
+		_, secret := sh.hook(`{"url":"` + fast.url() + `","ip_allowlist":["127.0.0.1/32"],"events":["product.created"]}`)
+		fast.secrets = []string{secret}
+		if withDead {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { ln.Close() })
+			go func() {
+				for {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					t.Cleanup(func() { c.Close() }) // held open, never answered
+				}
+			}()
+			sh.hook(`{"url":"http://` + ln.Addr().String() + `/dead","ip_allowlist":["127.0.0.1/32"],"events":["product.created"]}`)
+		}
+		ctx := context.Background()
+		start := time.Now()
+		for batch := range events / 100 {
+			if _, err := sh.s.db.WriteTx(ctx, func(tx *store.Tx) error {
+				for i := range 100 {
+					p := &schema.Product{Slug: fmt.Sprintf("m-%d-%d", batch, i), Title: "Mug", Status: schema.ProductActive, Prices: schema.Prices{"USD": 100}}
+					if err := tx.CreateProduct(ctx, sh.tn, p); err != nil {
+						return err
+					}
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitFor(t, 120*time.Second, "every delivery", func() bool { return len(fast.events()) >= events })
+		return events / time.Since(start).Seconds()
+	}
+	alone := run(false)
+	beside := run(true)
+	t.Logf("deliveries/s to a fast receiver: %.0f alone, %.0f beside a dead endpoint (ratio %.2f)", alone, beside, beside/alone)
 }

@@ -219,13 +219,17 @@ func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Dur
 		WITH inflight AS (
 			SELECT endpoint_id, count(*) AS n FROM webhook_deliveries
 			WHERE state = 'pending' AND lease_until > $1 GROUP BY endpoint_id),
-		due AS (
-			SELECT d.tenant_id, d.id, d.next_attempt_at, d.lease_until,
-				row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.id) + COALESCE(i.n, 0) AS slot
-			FROM webhook_deliveries d LEFT JOIN inflight i ON i.endpoint_id = d.endpoint_id
-			WHERE d.state = 'pending' AND d.next_attempt_at <= $1 AND (d.lease_until IS NULL OR d.lease_until <= $1)),
+		endpoints AS (
+			SELECT DISTINCT endpoint_id FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at <= $1),
 		pick AS (
-			SELECT tenant_id, id, lease_until FROM due WHERE slot <= $3 ORDER BY next_attempt_at, id LIMIT $4)
+			SELECT c.tenant_id, c.id, c.lease_until FROM endpoints e
+			LEFT JOIN inflight i ON i.endpoint_id = e.endpoint_id
+			CROSS JOIN LATERAL (
+				SELECT d.tenant_id, d.id, d.lease_until, d.next_attempt_at FROM webhook_deliveries d
+				WHERE d.endpoint_id = e.endpoint_id AND d.state = 'pending' AND d.next_attempt_at <= $1
+					AND (d.lease_until IS NULL OR d.lease_until <= $1)
+				ORDER BY d.next_attempt_at, d.id LIMIT GREATEST($3 - COALESCE(i.n, 0), 0)) c
+			ORDER BY c.next_attempt_at, c.id LIMIT $4)
 		UPDATE webhook_deliveries w SET lease_until = $2, lease_token = $5
 		FROM pick WHERE w.tenant_id = pick.tenant_id AND w.id = pick.id
 			AND w.state = 'pending' AND (w.lease_until IS NULL OR w.lease_until <= $1)
@@ -343,6 +347,9 @@ func (db *DB) RecordAttempt(ctx context.Context, c *ClaimedDelivery, a *WebhookA
 			return err
 		}
 		if o.Succeeded {
+			if c.Endpoint.FailingSince == nil {
+				return nil // nothing to clear, as claimed
+			}
 			_, err := tx.pg.Exec(ctx, `UPDATE webhook_endpoints SET failing_since = NULL WHERE tenant_id = $1 AND id = $2 AND failing_since IS NOT NULL`,
 				c.TenantID, c.EndpointID)
 			return err

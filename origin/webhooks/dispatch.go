@@ -228,7 +228,7 @@ func (d *Dispatcher) deliverLoop(ctx context.Context, wg *sync.WaitGroup) {
 				d.slots <- struct{}{}
 				wg.Add(1)
 				go func() {
-					defer func() { <-d.slots; wg.Done() }()
+					defer func() { <-d.slots; wg.Done(); d.Wake() }() // a slot is free: claim again
 					d.attempt(context.WithoutCancel(ctx), c)
 				}()
 			}

@@ -42,7 +42,7 @@ CREATE TABLE IF NOT EXISTS webhook_deliveries (
     PRIMARY KEY (tenant_id, id)
 );
 CREATE UNIQUE INDEX IF NOT EXISTS webhook_deliveries_once ON webhook_deliveries (endpoint_id, event_id) WHERE source = 'event';
-CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE state = 'pending';
+CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (endpoint_id, next_attempt_at, id) WHERE state = 'pending';
 CREATE INDEX IF NOT EXISTS webhook_deliveries_log ON webhook_deliveries (tenant_id, endpoint_id, created_at DESC);
 CREATE INDEX IF NOT EXISTS webhook_deliveries_age ON webhook_deliveries (created_at);
 
