@@ -591,3 +591,84 @@ func TestWebhookThroughput(t *testing.T) {
 	beside := run(true)
 	t.Logf("deliveries/s to a fast receiver: %.0f alone, %.0f beside a dead endpoint (ratio %.2f)", alone, beside, beside/alone)
 }
+
+// Every event kind is produced by a real action through the API and delivered, signed, to an
+// endpoint that asked for all of them.
+func TestWebhookEveryKind(t *testing.T) {
+	sh := newShopWith(t, fastWebhooks)
+	rc := newReceiver(t)
+	_, secret := sh.hook(`{"url":"` + rc.url() + `","ip_allowlist":["127.0.0.1/32"]}`)
+	rc.secrets = []string{secret}
+	writer, _ := sh.newKey(sh.host, sh.auth, `{"name":"erp","scopes":["write_orders"]}`)
+	must := func(what string, r *response, status int) *response {
+		t.Helper()
+		if r.status != status {
+			t.Fatalf("%s: %d %s", what, r.status, r.body)
+		}
+		return r
+	}
+
+	// product.created, product.updated (admin API).
+	p := must("create product", sh.admin("POST", "/api/admin/products", `{"title":"Lamp","slug":"lamp","status":"active","prices":{"USD":4000}}`), 201).json(t)
+	pid := int64(p["id"].(float64))
+	must("update product", sh.admin("PATCH", fmt.Sprintf("/api/admin/products/%d", pid), `{"title":"Desk lamp"}`), 200)
+	v := must("create variant", sh.admin("POST", fmt.Sprintf("/api/admin/products/%d/variants", pid), `{"sku":"LAMP-1","title":"Default","stock":7}`), 201).json(t)
+	lamp := schema.VariantID(v["id"].(float64))
+
+	// customer.created, order.created, order.paid, product.low_stock (7 → 5).
+	reg := must("register", sh.do("POST", "/api/customer/register", "", `{"email":"all@example.com","password":"a long password","name":"Al"}`), 201)
+	token := "Bearer " + reg.json(t)["token"].(string)
+	session := newSession()
+	sh.add(session, lamp, 2)
+	order := decode[schema.OrderView](t, must("checkout", sh.do("POST", "/api/checkout", session,
+		strings.Replace(guest, `"email":"ann@example.com",`, "", 1), "Authorization", token), 201))
+	// product.out_of_stock (5 → 0).
+	rest := sh.orderAt(sh.host, guest, nil, lineQty{lamp, 5})
+
+	// review.created (a verified purchase).
+	must("review", sh.do("POST", "/api/products/lamp/reviews", "", `{"rating":5,"body":"Bright."}`, "Authorization", token), 201)
+
+	// order.shipped, order.delivered (a label, then the carrier's last scan).
+	label := must("label", sh.do("POST", "/api/orders/"+order.Reference+"/shipping-label", "", "", "Authorization", "Bearer "+writer,
+		"Idempotency-Key", "every-kind"), 201).json(t)
+	shipment := label["shipments"].([]any)[0].(map[string]any)["id"].(string)
+	must("deliver", sh.admin("POST", "/api/admin/shipments/"+shipment+"/advance", `{"to":"delivered"}`), 200)
+
+	// return.submitted, return.approved.
+	ret := must("return", sh.do("POST", "/api/orders/"+order.Reference+"/return", "",
+		`{"items":[{"line_no":1,"quantity":1,"reason":"damaged"}]}`, "Authorization", token), 201).json(t)
+	must("approve", sh.admin("POST", "/api/admin/returns/"+ret["rma"].(string)+"/transition", `{"status":"approved"}`), 200)
+
+	// order.refunded, product.back_in_stock (a restocking refund of the sold-out lamp).
+	must("refund", sh.do("POST", "/api/orders/"+rest.Reference+"/refund", "", `{"lines":[{"line":1,"quantity":1}],"restock":true}`,
+		"Authorization", "Bearer "+writer, "Idempotency-Key", "every-kind-refund"), 201)
+
+	want := []string{"order.created", "order.paid", "order.shipped", "order.delivered", "order.refunded",
+		"product.created", "product.updated", "product.low_stock", "product.out_of_stock", "product.back_in_stock",
+		"customer.created", "return.submitted", "return.approved", "review.created"}
+	missing := func() []string {
+		k := rc.kinds()
+		var out []string
+		for _, w := range want {
+			if k[w] == 0 {
+				out = append(out, w)
+			}
+		}
+		return out
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for len(missing()) > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if m := missing(); len(m) > 0 {
+		t.Fatalf("never delivered: %v (got %v)", m, rc.kinds())
+	}
+	if rc.badSigs != 0 {
+		t.Fatalf("%d bad signatures", rc.badSigs)
+	}
+	for _, g := range rc.events() {
+		if !schema.ValidEventKind(g.env.Kind) {
+			t.Errorf("a delivery of unknown kind %q", g.env.Kind)
+		}
+	}
+}
