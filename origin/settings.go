@@ -27,6 +27,7 @@ import (
 
 func (s *Server) settingsHandlers() {
 	s.bind("admin.settings.apikeys", s.apiKeysPage)
+	s.bind("admin.settings.webhooks", s.webhooksPage) // settings_webhooks.go
 }
 
 var apiKeysPage = template.Must(template.New("keys").Parse(`<!DOCTYPE html>

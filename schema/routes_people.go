@@ -5,6 +5,9 @@ import "strconv"
 // APIKeysPagePath is the path of the store settings page for server keys.
 const APIKeysPagePath = CMSAdminPath + "/store-settings/api-keys"
 
+// WebhooksPagePath is the path of the store settings page for webhook endpoints.
+const WebhooksPagePath = CMSAdminPath + "/store-settings/webhooks"
+
 // AuthorizeAppPath is the path of the application-password authorization page.
 const AuthorizeAppPath = CMSAdminPath + "/authorize-application.php"
 
@@ -111,6 +114,10 @@ func peopleRoutes() []Route {
 	// administrator, with the authorization page's session.
 	for _, m := range []string{"GET", "POST"} {
 		routes = append(routes, Route{Name: "admin.settings.apikeys", Method: m, Interface: Commerce, Path: APIKeysPagePath, Server: AtOrigin})
+	}
+	// The store settings page for webhook endpoints and their delivery log (origin/settings_webhooks.go).
+	for _, m := range []string{"GET", "POST"} {
+		routes = append(routes, Route{Name: "admin.settings.webhooks", Method: m, Interface: Commerce, Path: WebhooksPagePath, Server: AtOrigin})
 	}
 	return routes
 }

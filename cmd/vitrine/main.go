@@ -30,6 +30,7 @@ Usage:
   vitrine user password       create a new application password for a user
   vitrine user app-password   create, list or revoke a user's application passwords
   vitrine key                 create, list, roll or revoke a store's server keys (esk_…)
+  vitrine webhook             create, list, update, delete, rotate, test a store's webhook endpoints; their deliveries
   vitrine seed                fill an empty tenant with a demo catalog
   vitrine import              import a Shopify product CSV export into a tenant's catalog
   vitrine bench <scenario>    run the bench suite (reads, baselines, …, or all) and write a report
@@ -91,6 +92,8 @@ func run(ctx context.Context, args []string) error {
 		}
 	case "key":
 		return runKey(ctx, rest)
+	case "webhook":
+		return runWebhook(ctx, rest)
 	case "seed":
 		return runSeed(ctx, rest)
 	case "import":

@@ -22,6 +22,7 @@
 package webhooks
 
 import (
+	"context"
 	"encoding/json"
 	"net/netip"
 	"net/url"
@@ -38,7 +39,9 @@ import (
 	"vitrine/schema"
 )
 
-// Service answers the webhook admin routes. Its fields are set once.
+// Service manages a store's webhook endpoints and shows their delivery log. Its exported
+// methods are the operations (the store settings page calls them too); the admin routes' handlers
+// decode a request, call one and encode its answer. Its fields are set once.
 type Service struct {
 	*handler.Responder
 	DB *store.DB
@@ -128,18 +131,27 @@ type EndpointList struct {
 	Notices []Notice    `json:"notices"`
 }
 
-func (s *Service) list(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+// List returns every endpoint of the store, oldest first, and the notices about them.
+func (s *Service) List(ctx context.Context, t *schema.Tenant) (*EndpointList, error) {
 	list, err := store.TxValue(ctx, s.DB, func(tx *store.Tx) ([]*store.WebhookEndpoint, error) {
-		return tx.WebhookEndpoints(ctx, rq.Info)
+		return tx.WebhookEndpoints(ctx, t)
 	})
+	if err != nil {
+		return nil, err
+	}
 	now := time.Now()
-	out := EndpointList{Data: make([]*Endpoint, 0, len(list)), Notices: []Notice{}}
+	out := &EndpointList{Data: make([]*Endpoint, 0, len(list)), Notices: []Notice{}}
 	for _, e := range list {
 		out.Data = append(out.Data, endpointView(e, now))
 		if !e.Enabled && e.DisabledAt != nil && e.DisabledReason != "" {
 			out.Notices = append(out.Notices, Notice{Kind: "webhook.disabled", EndpointID: e.ID, Reason: e.DisabledReason, At: *e.DisabledAt})
 		}
 	}
+	return out, nil
+}
+
+func (s *Service) list(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	out, err := s.List(ctx, rq.Info)
 	s.Respond(ctx, rq, 200, err, out)
 }
 
@@ -255,42 +267,79 @@ func checkURL(raw string, allowlist []string) error {
 	}
 }
 
+// errDisabled refuses a test event or a redelivery to a disabled endpoint.
+func errDisabled() error {
+	return &schema.Error{Code: schema.CodeConflict, Message: "the endpoint is disabled; enable it first"}
+}
+
+// Create registers an endpoint (in.URL required) and returns it with its secret, the one time
+// the plaintext is shown.
+func (s *Service) Create(ctx context.Context, t *schema.Tenant, in EndpointInput) (*Endpoint, error) {
+	if in.URL == nil {
+		return nil, schema.Invalid("url", "url is required")
+	}
+	e := &store.WebhookEndpoint{Enabled: true, Events: []string{}, IPAllowlist: []string{}}
+	if err := in.apply(e); err != nil {
+		return nil, err
+	}
+	secret := NewSecret()
+	e.Secret = s.sealer.seal(secret)
+	if err := s.DB.Tx(ctx, func(tx *store.Tx) error { return tx.CreateWebhookEndpoint(ctx, t, e) }); err != nil {
+		return nil, err
+	}
+	v := endpointView(e, time.Now())
+	v.Secret = secret
+	return v, nil
+}
+
 func (s *Service) create(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	var in EndpointInput
 	if err := handler.JSONBody(ctx, &in); err != nil {
 		s.Fail(ctx, rq, err)
 		return
 	}
-	e := &store.WebhookEndpoint{Enabled: true, Events: []string{}, IPAllowlist: []string{}}
-	if in.URL == nil {
-		s.Fail(ctx, rq, schema.Invalid("url", "url is required"))
-		return
-	}
-	if err := in.apply(e); err != nil {
-		s.Fail(ctx, rq, err)
-		return
-	}
-	secret := NewSecret()
-	e.Secret = s.sealer.seal(secret)
-	if err := s.DB.Tx(ctx, func(tx *store.Tx) error { return tx.CreateWebhookEndpoint(ctx, rq.Info, e) }); err != nil {
-		s.Fail(ctx, rq, err)
-		return
-	}
-	v := endpointView(e, time.Now())
-	v.Secret = secret
-	ctx.Response.Header.Set(fasthttp.HeaderLocation, "/api/admin/webhooks/"+e.ID)
-	s.Reply(ctx, rq, fasthttp.StatusCreated, v)
-}
-
-func (s *Service) get(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	e, err := store.TxValue(ctx, s.DB, func(tx *store.Tx) (*store.WebhookEndpoint, error) {
-		return tx.WebhookEndpointByID(ctx, rq.Info, pipeline.Param(ctx, "id"), false)
-	})
+	v, err := s.Create(ctx, rq.Info, in)
 	if err != nil {
 		s.Fail(ctx, rq, err)
 		return
 	}
-	s.Reply(ctx, rq, 200, endpointView(e, time.Now()))
+	ctx.Response.Header.Set(fasthttp.HeaderLocation, "/api/admin/webhooks/"+v.ID)
+	s.Reply(ctx, rq, fasthttp.StatusCreated, v)
+}
+
+// Get returns one endpoint of the store.
+func (s *Service) Get(ctx context.Context, t *schema.Tenant, id string) (*Endpoint, error) {
+	e, err := store.TxValue(ctx, s.DB, func(tx *store.Tx) (*store.WebhookEndpoint, error) {
+		return tx.WebhookEndpointByID(ctx, t, id, false)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return endpointView(e, time.Now()), nil
+}
+
+func (s *Service) get(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	v, err := s.Get(ctx, rq.Info, pipeline.Param(ctx, "id"))
+	s.Respond(ctx, rq, 200, err, v)
+}
+
+// Update changes an endpoint: each field of in that is set replaces the endpoint's. Disabling it
+// cancels its pending deliveries; enabling it clears its failure record.
+func (s *Service) Update(ctx context.Context, t *schema.Tenant, id string, in EndpointInput) (*Endpoint, error) {
+	e, err := store.TxValue(ctx, s.DB, func(tx *store.Tx) (*store.WebhookEndpoint, error) {
+		e, err := tx.WebhookEndpointByID(ctx, t, id, true)
+		if err != nil {
+			return nil, err
+		}
+		if err := in.apply(e); err != nil {
+			return nil, err
+		}
+		return e, tx.UpdateWebhookEndpoint(ctx, t, e)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return endpointView(e, time.Now()), nil
 }
 
 func (s *Service) update(ctx *fasthttp.RequestCtx, rq *handler.Request) {
@@ -299,31 +348,55 @@ func (s *Service) update(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		s.Fail(ctx, rq, err)
 		return
 	}
-	e, err := store.TxValue(ctx, s.DB, func(tx *store.Tx) (*store.WebhookEndpoint, error) {
-		e, err := tx.WebhookEndpointByID(ctx, rq.Info, pipeline.Param(ctx, "id"), true)
-		if err != nil {
-			return nil, err
-		}
-		if err := in.apply(e); err != nil {
-			return nil, err
-		}
-		return e, tx.UpdateWebhookEndpoint(ctx, rq.Info, e)
-	})
-	if err != nil {
-		s.Fail(ctx, rq, err)
-		return
-	}
-	s.Reply(ctx, rq, 200, endpointView(e, time.Now()))
+	v, err := s.Update(ctx, rq.Info, pipeline.Param(ctx, "id"), in)
+	s.Respond(ctx, rq, 200, err, v)
+}
+
+// Delete deletes an endpoint; its pending deliveries are cancelled.
+func (s *Service) Delete(ctx context.Context, t *schema.Tenant, id string) error {
+	return s.DB.Tx(ctx, func(tx *store.Tx) error { return tx.DeleteWebhookEndpoint(ctx, t, id) })
 }
 
 func (s *Service) delete(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	err := s.DB.Tx(ctx, func(tx *store.Tx) error { return tx.DeleteWebhookEndpoint(ctx, rq.Info, pipeline.Param(ctx, "id")) })
-	s.NoContentOr(ctx, rq, err)
+	s.NoContentOr(ctx, rq, s.Delete(ctx, rq.Info, pipeline.Param(ctx, "id")))
 }
 
 // RotateInput is the body of POST /api/admin/webhooks/{id}/rotate-secret (may be empty).
 type RotateInput struct {
 	OverlapSeconds *int64 `json:"overlap_seconds" doc:"How long the old secret keeps signing too: 0 to 604800 (default 86400)."`
+}
+
+func errOverlap() error {
+	return schema.Invalid("overlap_seconds", "overlap_seconds must be between 0 and %d", int64(MaxOverlap/time.Second))
+}
+
+// Rotate gives an endpoint a new secret and returns the endpoint with it, the one time the
+// plaintext is shown. For overlap (0 to MaxOverlap) the previous secret signs too.
+func (s *Service) Rotate(ctx context.Context, t *schema.Tenant, id string, overlap time.Duration) (*Endpoint, error) {
+	if overlap < 0 || overlap > MaxOverlap {
+		return nil, errOverlap()
+	}
+	secret := NewSecret()
+	now := time.Now()
+	e, err := store.TxValue(ctx, s.DB, func(tx *store.Tx) (*store.WebhookEndpoint, error) {
+		e, err := tx.WebhookEndpointByID(ctx, t, id, true)
+		if err != nil {
+			return nil, err
+		}
+		e.PreviousSecret, e.PreviousUntil = nil, nil
+		if overlap > 0 {
+			until := now.Add(overlap).UTC()
+			e.PreviousSecret, e.PreviousUntil = e.Secret, &until
+		}
+		e.Secret = s.sealer.seal(secret)
+		return e, tx.UpdateWebhookEndpoint(ctx, t, e)
+	})
+	if err != nil {
+		return nil, err
+	}
+	v := endpointView(e, now)
+	v.Secret = secret
+	return v, nil
 }
 
 func (s *Service) rotate(ctx *fasthttp.RequestCtx, rq *handler.Request) {
@@ -336,34 +409,15 @@ func (s *Service) rotate(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	}
 	overlap := DefaultOverlap
 	if in.OverlapSeconds != nil {
+		// Checked in seconds first: a huge count would overflow a Duration.
 		if *in.OverlapSeconds < 0 || *in.OverlapSeconds > int64(MaxOverlap/time.Second) {
-			s.Fail(ctx, rq, schema.Invalid("overlap_seconds", "overlap_seconds must be between 0 and %d", int64(MaxOverlap/time.Second)))
+			s.Fail(ctx, rq, errOverlap())
 			return
 		}
 		overlap = time.Duration(*in.OverlapSeconds) * time.Second
 	}
-	secret := NewSecret()
-	now := time.Now()
-	e, err := store.TxValue(ctx, s.DB, func(tx *store.Tx) (*store.WebhookEndpoint, error) {
-		e, err := tx.WebhookEndpointByID(ctx, rq.Info, pipeline.Param(ctx, "id"), true)
-		if err != nil {
-			return nil, err
-		}
-		e.PreviousSecret, e.PreviousUntil = nil, nil
-		if overlap > 0 {
-			until := now.Add(overlap).UTC()
-			e.PreviousSecret, e.PreviousUntil = e.Secret, &until
-		}
-		e.Secret = s.sealer.seal(secret)
-		return e, tx.UpdateWebhookEndpoint(ctx, rq.Info, e)
-	})
-	if err != nil {
-		s.Fail(ctx, rq, err)
-		return
-	}
-	v := endpointView(e, now)
-	v.Secret = secret
-	s.Reply(ctx, rq, 200, v)
+	v, err := s.Rotate(ctx, rq.Info, pipeline.Param(ctx, "id"), overlap)
+	s.Respond(ctx, rq, 200, err, v)
 }
 
 // Queued is the answer to a test event or a redelivery: the delivery queued.
@@ -376,30 +430,35 @@ type Queued struct {
 // TestKind is the kind of a test event.
 const TestKind = "webhook.test"
 
-func (s *Service) test(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+// SendTest queues a test event (kind TestKind) for an enabled endpoint.
+func (s *Service) SendTest(ctx context.Context, t *schema.Tenant, id string) (*Queued, error) {
 	d, err := store.TxValue(ctx, s.DB, func(tx *store.Tx) (*store.WebhookDelivery, error) {
-		e, err := tx.WebhookEndpointByID(ctx, rq.Info, pipeline.Param(ctx, "id"), false)
+		e, err := tx.WebhookEndpointByID(ctx, t, id, false)
 		if err != nil {
 			return nil, err
 		}
 		if !e.Enabled {
-			return nil, &schema.Error{Code: schema.CodeConflict, Message: "the endpoint is disabled; enable it first"}
+			return nil, errDisabled()
 		}
 		id := store.NewUUID()
-		body, err := Envelope{ID: id, Kind: TestKind, CreatedAt: time.Now().UTC(), Store: rq.Info.Slug,
+		body, err := Envelope{ID: id, Kind: TestKind, CreatedAt: time.Now().UTC(), Store: t.Slug,
 			Data: json.RawMessage(`{"test":true}`)}.Encode()
 		if err != nil {
 			return nil, err
 		}
 		d := &store.WebhookDelivery{EndpointID: e.ID, EventID: id, Kind: TestKind, Source: store.SourceTest, Payload: body}
-		return d, tx.AddDelivery(ctx, rq.Info, d)
+		return d, tx.AddDelivery(ctx, t, d)
 	})
 	if err != nil {
-		s.Fail(ctx, rq, err)
-		return
+		return nil, err
 	}
 	s.Dispatcher.Wake()
-	s.Reply(ctx, rq, fasthttp.StatusAccepted, Queued{DeliveryID: d.ID, EventID: d.EventID, Kind: d.Kind})
+	return &Queued{DeliveryID: d.ID, EventID: d.EventID, Kind: d.Kind}, nil
+}
+
+func (s *Service) test(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	q, err := s.SendTest(ctx, rq.Info, pipeline.Param(ctx, "id"))
+	s.Respond(ctx, rq, fasthttp.StatusAccepted, err, q)
 }
 
 // Delivery is a delivery as the log shows it, with every attempt.
@@ -417,16 +476,16 @@ type Delivery struct {
 	UpdatedAt     time.Time               `json:"updated_at"`
 }
 
-func (s *Service) deliveries(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	args, err := schema.ParseArgs(rq.Route, func(n string) (string, bool) {
-		v := ctx.QueryArgs().Peek(n)
-		return string(v), v != nil
-	})
-	if err != nil {
-		s.Fail(ctx, rq, err)
-		return
-	}
-	page, perPage := int(args.Int("page")), int(args.Int("per_page"))
+// DeliveryFilter narrows an endpoint's delivery log: each field set must match.
+type DeliveryFilter struct {
+	State, Kind, EventID string
+	// Limit and Offset pick a page of the log, newest first.
+	Limit, Offset int
+}
+
+// Deliveries returns a page of an endpoint's deliveries, newest first, each with every attempt,
+// and how many deliveries match the filter.
+func (s *Service) Deliveries(ctx context.Context, t *schema.Tenant, id string, f DeliveryFilter) ([]*Delivery, int, error) {
 	type result struct {
 		list     []*store.WebhookDelivery
 		total    int
@@ -434,12 +493,12 @@ func (s *Service) deliveries(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	}
 	r, err := store.TxValue(ctx, s.DB, func(tx *store.Tx) (result, error) {
 		var r result
-		e, err := tx.WebhookEndpointByID(ctx, rq.Info, pipeline.Param(ctx, "id"), false)
+		e, err := tx.WebhookEndpointByID(ctx, t, id, false)
 		if err != nil {
 			return r, err
 		}
-		r.list, r.total, err = tx.WebhookDeliveries(ctx, rq.Info, store.DeliveryFilter{EndpointID: e.ID, State: args.Str("state"),
-			Kind: args.Str("kind"), EventID: args.Str("event_id"), Limit: perPage, Offset: (page - 1) * perPage})
+		r.list, r.total, err = tx.WebhookDeliveries(ctx, t, store.DeliveryFilter{EndpointID: e.ID, State: f.State,
+			Kind: f.Kind, EventID: f.EventID, Limit: f.Limit, Offset: f.Offset})
 		if err != nil {
 			return r, err
 		}
@@ -447,15 +506,13 @@ func (s *Service) deliveries(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		for i, d := range r.list {
 			ids[i] = d.ID
 		}
-		r.attempts, err = tx.WebhookAttempts(ctx, rq.Info, ids)
+		r.attempts, err = tx.WebhookAttempts(ctx, t, ids)
 		return r, err
 	})
 	if err != nil {
-		s.Fail(ctx, rq, err)
-		return
+		return nil, 0, err
 	}
-	out := schema.Page[*Delivery]{Data: make([]*Delivery, 0, len(r.list)), Page: page, PerPage: perPage, Total: r.total,
-		TotalPages: (r.total + perPage - 1) / perPage}
+	out := make([]*Delivery, 0, len(r.list))
 	for _, d := range r.list {
 		v := &Delivery{ID: d.ID, EventID: d.EventID, Kind: d.Kind, Source: d.Source, State: d.State, Attempts: d.Attempts,
 			Payload: d.Payload, Log: r.attempts[d.ID], CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt}
@@ -466,8 +523,29 @@ func (s *Service) deliveries(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 			next := d.NextAttemptAt
 			v.NextAttemptAt = &next
 		}
-		out.Data = append(out.Data, v)
+		out = append(out, v)
 	}
+	return out, r.total, nil
+}
+
+func (s *Service) deliveries(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	args, err := schema.ParseArgs(rq.Route, func(n string) (string, bool) {
+		v := ctx.QueryArgs().Peek(n)
+		return string(v), v != nil
+	})
+	if err != nil {
+		s.Fail(ctx, rq, err)
+		return
+	}
+	page, perPage := int(args.Int("page")), int(args.Int("per_page"))
+	list, total, err := s.Deliveries(ctx, rq.Info, pipeline.Param(ctx, "id"), DeliveryFilter{State: args.Str("state"),
+		Kind: args.Str("kind"), EventID: args.Str("event_id"), Limit: perPage, Offset: (page - 1) * perPage})
+	if err != nil {
+		s.Fail(ctx, rq, err)
+		return
+	}
+	out := schema.Page[*Delivery]{Data: list, Page: page, PerPage: perPage, Total: total,
+		TotalPages: (total + perPage - 1) / perPage}
 	base := "/api/admin/webhooks/" + pipeline.Param(ctx, "id") + "/deliveries?per_page=" + strconv.Itoa(perPage) + "&page="
 	if page < out.TotalPages {
 		next := base + strconv.Itoa(page+1)
@@ -480,28 +558,34 @@ func (s *Service) deliveries(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	s.Reply(ctx, rq, 200, out)
 }
 
-func (s *Service) redeliver(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+// Redeliver queues the event of one of an enabled endpoint's deliveries again: a new delivery
+// with the same event id.
+func (s *Service) Redeliver(ctx context.Context, t *schema.Tenant, id, deliveryID string) (*Queued, error) {
 	d, err := store.TxValue(ctx, s.DB, func(tx *store.Tx) (*store.WebhookDelivery, error) {
-		e, err := tx.WebhookEndpointByID(ctx, rq.Info, pipeline.Param(ctx, "id"), false)
+		e, err := tx.WebhookEndpointByID(ctx, t, id, false)
 		if err != nil {
 			return nil, err
 		}
-		old, err := tx.WebhookDeliveryByID(ctx, rq.Info, pipeline.Param(ctx, "delivery"))
+		old, err := tx.WebhookDeliveryByID(ctx, t, deliveryID)
 		if err != nil || old.EndpointID != e.ID {
 			return nil, &schema.Error{Code: schema.CodeNotFound, Message: "webhook delivery not found"}
 		}
 		if !e.Enabled {
-			return nil, &schema.Error{Code: schema.CodeConflict, Message: "the endpoint is disabled; enable it first"}
+			return nil, errDisabled()
 		}
 		d := &store.WebhookDelivery{EndpointID: e.ID, EventID: old.EventID, Kind: old.Kind, Source: store.SourceRedeliver, Payload: old.Payload}
-		return d, tx.AddDelivery(ctx, rq.Info, d)
+		return d, tx.AddDelivery(ctx, t, d)
 	})
 	if err != nil {
-		s.Fail(ctx, rq, err)
-		return
+		return nil, err
 	}
 	s.Dispatcher.Wake()
-	s.Reply(ctx, rq, fasthttp.StatusAccepted, Queued{DeliveryID: d.ID, EventID: d.EventID, Kind: d.Kind})
+	return &Queued{DeliveryID: d.ID, EventID: d.EventID, Kind: d.Kind}, nil
+}
+
+func (s *Service) redeliver(ctx *fasthttp.RequestCtx, rq *handler.Request) {
+	q, err := s.Redeliver(ctx, rq.Info, pipeline.Param(ctx, "id"), pipeline.Param(ctx, "delivery"))
+	s.Respond(ctx, rq, fasthttp.StatusAccepted, err, q)
 }
 
 // Envelope is the body of every delivery.
