@@ -19,6 +19,7 @@ func Operations() map[string]Operation {
 	for _, area := range []map[string]Operation{
 		storefrontOperations(), cartOperations(), postPurchaseOperations(), customerOperations(),
 		merchOperations(), adminCommerceOperations(), adminCatalogOperations(), backOfficeOperations(), webhookOperations(),
+		subscriptionOperations(),
 	} {
 		for name := range area {
 			if _, dup := out[name]; dup {

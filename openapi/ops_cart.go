@@ -26,7 +26,8 @@ func cartOperations() map[string]Operation {
 		"checkout": {Summary: "Place the order: reserve stock, authorize the payment, and empty the cart",
 			Description: "Repeating a checkout with the same Idempotency-Key answers the first order without charging twice. " +
 				"expected_total, when sent, must equal the recomputed total (409 otherwise). A signed-in customer may send their token " +
-				"instead of an email.",
+				"instead of an email. A cart holding a variant sold as a subscription needs a signed-in customer (401 otherwise) and a card " +
+				"(409 when gift cards pay the whole order): the paid order starts one subscription per such line, renewed on the saved card.",
 			Session: true, CustomerOptional: true, Idempotent: true, Request: origin.CheckoutInput{},
 			Answers: []Answer{created(schema.OrderView{})}},
 	}

@@ -47,6 +47,8 @@ type pricedCart struct {
 	settings  store.Settings
 	// shippingRequired is true when the store has shipping methods, so an order needs one.
 	shippingRequired bool
+	// shipping is the chosen method with its price in the cart's currency (nil: none).
+	shipping *schema.ShippingMethod
 }
 
 func money(amount int64, cur *schema.Currency) schema.Money {
@@ -217,7 +219,7 @@ func priceCart(ctx context.Context, tx *store.Tx, t *schema.Tenant, c *store.Car
 			Message: "shipping method " + c.ShippingMethod + " is no longer offered; choose another"})
 		chosen = nil
 	}
-	in.Shipping = chosen
+	in.Shipping, pc.shipping = chosen, chosen
 
 	// Gift cards.
 	for _, key := range c.GiftCards {

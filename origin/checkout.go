@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -136,6 +137,9 @@ func (s *Server) checkout(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	// version, so the shopper can read the product with that floor (read-your-writes).
 	s.announceWrites(ctx, rq)
 	if out.err != nil {
+		if schema.ErrorCode(out.err) == schema.CodeUnauthorized {
+			ctx.Response.Header.Set(fasthttp.HeaderWWWAuthenticate, `Bearer realm="vitrine"`)
+		}
 		s.Fail(ctx, rq, out.err)
 		return
 	}
@@ -198,14 +202,18 @@ func (s *Server) runCheckout(ctx context.Context, rq *handler.Request, hash []by
 		return checkoutOutcome{err: &schema.Error{Code: schema.CodeConflict, Message: "this checkout was abandoned and its reservation released; check out again with a new Idempotency-Key"}, record: true}
 	}
 
-	var paymentRef string
+	var paymentRef, method string
 	if o.Due > 0 {
 		token := ""
 		if in.PaymentToken != nil {
 			token = *in.PaymentToken
 		}
+		save := len(o.Reservation.Subscriptions) > 0
 		res, err := s.cfg.Payments.Authorize(ctx, payment.Request{TenantID: rq.Info.ID, Key: o.ID, Amount: o.Due, Currency: o.Currency,
-			Token: token, Email: o.Email})
+			Token: token, Email: o.Email, SaveMethod: save})
+		if err == nil && save && res.Approved && res.Method == "" {
+			err = errors.New("checkout: the provider saved no payment method for the subscriptions")
+		}
 		if err != nil {
 			// The outcome is unknown: void whatever may have been authorized, then release.
 			s.log.Warn("checkout: payment provider failed", "err", err, "order", o.ID)
@@ -213,21 +221,21 @@ func (s *Server) runCheckout(ctx context.Context, rq *handler.Request, hash []by
 				// Leave the order pending: the sweeper voids and releases it later.
 				return checkoutOutcome{err: providerDown, keep: true}
 			}
-			if err := s.settle(context.WithoutCancel(ctx), rq, o, schema.OrderCancelled, ""); err != nil {
+			if err := s.settle(context.WithoutCancel(ctx), rq, o, schema.OrderCancelled, "", ""); err != nil {
 				return checkoutOutcome{err: err, keep: true}
 			}
 			return checkoutOutcome{err: providerDown}
 		}
 		if !res.Approved {
-			if err := s.settle(context.WithoutCancel(ctx), rq, o, schema.OrderPaymentFailed, ""); err != nil {
+			if err := s.settle(context.WithoutCancel(ctx), rq, o, schema.OrderPaymentFailed, "", ""); err != nil {
 				return checkoutOutcome{err: err, keep: true}
 			}
 			return checkoutOutcome{err: &schema.Error{Code: schema.CodePayment, Field: "payment_token", Message: "payment declined: " + res.DeclineReason},
 				record: true}
 		}
-		paymentRef = res.ID
+		paymentRef, method = res.ID, res.Method
 	}
-	if err := s.settle(context.WithoutCancel(ctx), rq, o, schema.OrderPaid, paymentRef); err != nil {
+	if err := s.settle(context.WithoutCancel(ctx), rq, o, schema.OrderPaid, paymentRef, method); err != nil {
 		// The payment is authorized but the order could not be marked paid: keep the key
 		// running so that a retry after the lease resumes this order (authorizing again under
 		// the same key charges nothing more).
@@ -265,6 +273,10 @@ func (s *Server) reserve(ctx context.Context, rq *handler.Request, hash []byte, 
 			}
 			return &schema.Error{Code: schema.CodeConflict, Field: "cart", Message: "the cart needs attention: " + strings.Join(msgs, "; ")}
 		}
+		subs, err := subscriptionTerms(ctx, tx, t, pc, customer, in)
+		if err != nil {
+			return err
+		}
 		if in.ExpectedTotal != nil && *in.ExpectedTotal != pc.totals.Total {
 			return &schema.Error{Code: schema.CodeConflict, Field: "expected_total", Message: "the total changed from " +
 				schema.FormatMinor(*in.ExpectedTotal, pc.cur.Exponent) + " to " + schema.FormatMinor(pc.totals.Total, pc.cur.Exponent) +
@@ -287,6 +299,7 @@ func (s *Server) reserve(ctx context.Context, rq *handler.Request, hash []byte, 
 			o.CustomerID = customer.ID
 		}
 		o.Reservation.CartSession, o.Reservation.CartRevision = hex.EncodeToString(hash), c.Revision
+		o.Reservation.Subscriptions = subs
 		for i, l := range pc.lines {
 			holds, avail, ok, err := tx.TakeLineStock(ctx, t, l.src.Product.ID, l.item.VariantID, l.item.Quantity)
 			if err != nil {
@@ -342,6 +355,46 @@ func (s *Server) reserve(ctx context.Context, rq *handler.Request, hash []byte, 
 	return o, nil
 }
 
+// subscriptionTerms returns the terms of the subscriptions a checkout of pc starts: one per line
+// whose variant is sold as a subscription (store.SubscriptionPlan). Such a checkout needs a
+// signed-in customer, whose account keeps the card the renewals are charged to, and a card: a
+// guest is refused (401), and so is an order the gift cards pay entirely (409).
+func subscriptionTerms(ctx context.Context, tx *store.Tx, t *schema.Tenant, pc *pricedCart, customer *store.Customer, in *CheckoutInput) ([]store.SubscriptionTerms, error) {
+	ids := make([]schema.VariantID, len(pc.lines))
+	for i, l := range pc.lines {
+		ids[i] = l.item.VariantID
+	}
+	plans, err := tx.SubscriptionPlans(ctx, t, ids)
+	if err != nil || len(plans) == 0 {
+		return nil, err
+	}
+	var out []store.SubscriptionTerms
+	var names []string
+	for i, l := range pc.lines {
+		p := plans[l.item.VariantID]
+		if p == nil {
+			continue
+		}
+		names = append(names, lineName(l.src))
+		terms := store.SubscriptionTerms{LineNo: i + 1, Plan: *p, Item: pc.view.Items[i], UnitPrice: l.unit, Quantity: l.item.Quantity,
+			Currency: pc.cur.Code, Exponent: pc.cur.Exponent, ShippingAddress: *in.ShippingAddress, BillingAddress: *in.BillingAddress}
+		if m := pc.shipping; m != nil {
+			terms.Shipping = &store.ShippingTerms{Code: m.Code, Name: m.Name, Price: m.Price, FreeOver: m.FreeOver}
+		}
+		out = append(out, terms)
+	}
+	sold := strings.Join(names, ", ")
+	if customer == nil {
+		return nil, &schema.Error{Code: schema.CodeUnauthorized, Field: "items", Message: "sign in to check out: " + sold +
+			" is sold as a subscription, renewed on a card saved to a customer account; send Authorization: Bearer <token> from POST /api/customer/login"}
+	}
+	if pc.totals.Due == 0 {
+		return nil, &schema.Error{Code: schema.CodeConflict, Field: "gift_cards", Message: "the gift cards pay this whole order, so no card " +
+			"would be saved for the renewals of " + sold + "; remove a gift card or check the subscription out on its own"}
+	}
+	return out, nil
+}
+
 // orderView is the order as its owner sees it, fixed at purchase.
 func orderView(pc *pricedCart, o *store.Order, in *CheckoutInput, t *schema.Tenant) schema.OrderView {
 	v := schema.OrderView{Reference: o.Reference, Status: o.Status, FulfillmentStatus: "unfulfilled", Email: o.Email, Currency: o.Currency,
@@ -356,10 +409,11 @@ func orderView(pc *pricedCart, o *store.Order, in *CheckoutInput, t *schema.Tena
 	return v
 }
 
-// settle moves a pending order to paid (with its payment reference), or to payment_failed or
-// cancelled (releasing its reservation). An order that is no longer pending (the sweeper got
-// there first) is left as it is, and o reflects it.
-func (s *Server) settle(ctx context.Context, rq *handler.Request, o *store.Order, status, paymentRef string) error {
+// settle moves a pending order to paid (with its payment reference, starting its subscriptions
+// with the saved payment method), or to payment_failed or cancelled (releasing its
+// reservation). An order that is no longer pending (the sweeper got there first) is left as it
+// is, and o reflects it.
+func (s *Server) settle(ctx context.Context, rq *handler.Request, o *store.Order, status, paymentRef, method string) error {
 	t := rq.Info
 	var settled *store.Order
 	commits, err := s.db.LockedWriteTx(ctx, func(tx *store.Tx) error {
@@ -382,6 +436,10 @@ func (s *Server) settle(ctx context.Context, rq *handler.Request, o *store.Order
 		}
 		tx.EmitOrderEvent(t, store.EventOrderCreated, cur)
 		tx.EmitOrderEvent(t, store.EventOrderPaid, cur)
+		if len(cur.Reservation.Subscriptions) > 0 {
+			_, err := tx.StartSubscriptions(ctx, t, cur, method)
+			return err
+		}
 		return nil
 	})
 	if err != nil {
@@ -427,7 +485,7 @@ func (s *Server) SweepPendingOrders(ctx context.Context, age time.Duration) (int
 			continue
 		}
 		o := &store.Order{ID: p.OrderID}
-		if err := s.settle(ctx, &handler.Request{Info: info}, o, schema.OrderCancelled, ""); err != nil {
+		if err := s.settle(ctx, &handler.Request{Info: info}, o, schema.OrderCancelled, "", ""); err != nil {
 			s.log.Warn("sweeper: release failed; will retry", "order", p.OrderID, "err", err)
 			continue
 		}

@@ -3,6 +3,8 @@ package origin
 import (
 	"context"
 	"time"
+
+	"vitrine/origin/subscriptions"
 )
 
 // Maintenance intervals and ages.
@@ -17,9 +19,9 @@ const (
 )
 
 // Maintain runs the origin's housekeeping until ctx ends: expired carts, checkouts abandoned
-// between reserving and settling, forgotten idempotency keys, old throttle windows, and the
-// social-proof statistics (replicated only where a value changed). Every step
-// is idempotent and bounded per round, so several origins may run it at once.
+// between reserving and settling, subscription renewals, forgotten idempotency keys, old
+// throttle windows, and the social-proof statistics (replicated only where a value changed).
+// Every step is idempotent and bounded per round, so several origins may run it at once.
 func (s *Server) Maintain(ctx context.Context) error {
 	t := time.NewTicker(maintainEvery)
 	defer t.Stop()
@@ -56,10 +58,22 @@ func (s *Server) maintainOnce(ctx context.Context) {
 	} else if n > 0 {
 		s.log.Warn("maintenance: cancelled abandoned checkouts and released their reservations", "count", n)
 	}
+	if st, err := s.RenewSubscriptions(ctx, time.Now()); err != nil {
+		s.log.Warn("maintenance: subscription renewals", "err", err)
+	} else if st != (subscriptions.Stats{}) {
+		s.log.Info("maintenance: subscription renewals", "renewed", st.Renewed, "declined", st.Declined, "cancelled", st.Cancelled, "waiting", st.Waiting)
+	}
 	if _, err := s.db.DeleteExpiredIdempotencyKeys(ctx, 1000); err != nil {
 		s.log.Warn("maintenance: idempotency keys", "err", err)
 	}
 	if err := s.db.DeleteOldThrottles(ctx, time.Now().Add(-throttleKeep)); err != nil {
 		s.log.Warn("maintenance: throttles", "err", err)
 	}
+}
+
+// RenewSubscriptions renews the subscriptions due at now, retries declined renewals and cancels
+// those past their last retry (origin/subscriptions). Maintenance passes the clock; a test may
+// pass a later time. Several origins may run it at once: no period is renewed twice.
+func (s *Server) RenewSubscriptions(ctx context.Context, now time.Time) (subscriptions.Stats, error) {
+	return s.subs.Renew(ctx, now)
 }

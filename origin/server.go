@@ -46,6 +46,7 @@ import (
 	"vitrine/origin/payment"
 	"vitrine/origin/refund"
 	"vitrine/origin/store"
+	"vitrine/origin/subscriptions"
 	"vitrine/origin/webhooks"
 	"vitrine/schema"
 )
@@ -80,6 +81,9 @@ type Config struct {
 	CheckoutLease time.Duration
 	Logger        *slog.Logger
 	Metrics       *metrics.Set
+	// Renewals times subscription renewals: the retries of declined ones and the lease of one
+	// being charged (default: subscriptions.Schedule's).
+	Renewals subscriptions.Schedule
 }
 
 // Server is the origin. Its Handler is safe for concurrent use.
@@ -104,6 +108,8 @@ type Server struct {
 	bundles      *bundles.Service     // bundles and their analytics (origin/bundles)
 	webhooks     *webhooks.Service    // webhook endpoints and their log (origin/webhooks)
 	validators   map[string]validator // batch pre-checks (batch.go)
+	// subs are the subscriptions, their renewals and cancellations (origin/subscriptions).
+	subs *subscriptions.Service
 }
 
 // New returns an origin writing db and reading rep (a replica following every subject).
@@ -161,6 +167,9 @@ func New(cfg Config, db *store.DB, rep *replica.Replica) *Server {
 	s.refunds.Bind(s.handlers)
 	s.bundles = &bundles.Service{Responder: s.Responder, DB: db}
 	s.bundles.Bind(s.handlers)
+	s.subs = &subscriptions.Service{Responder: s.Responder, DB: db, Payments: cfg.Payments, WithCustomer: s.customers.WithCustomer,
+		Schedule: cfg.Renewals.WithDefaults()}
+	s.subs.Bind(s.handlers)
 	wh, err := webhooks.NewService(s.Responder, db, cfg.Secret, cfg.Webhooks)
 	if err != nil {
 		panic("origin: " + err.Error()) // Config.Secret is required, as for application passwords

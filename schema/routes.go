@@ -271,6 +271,19 @@ var Routes = append([]Route{
 	{Name: "customer.wishlist.add", Method: "POST", Interface: Commerce, Path: "/api/customer/wishlist", Server: AtOrigin},
 	{Name: "customer.wishlist.delete", Method: "DELETE", Interface: Commerce, Path: "/api/customer/wishlist/{product}", Server: AtOrigin},
 
+	// Commerce: subscriptions, answered by the origin. Staff sell a variant as a subscription (its
+	// plan, kept at the origin, never replicated) with manage_catalog; a signed-in customer's
+	// checkout starts one per subscription line, the origins' maintenance renews them; the
+	// customer (Bearer token) or staff with manage_commerce cancel. See origin/subscriptions.
+	{Name: "admin.variants.subscription.get", Method: "GET", Interface: Commerce, Path: "/api/admin/variants/{id}/subscription", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog},
+	{Name: "admin.variants.subscription.put", Method: "PUT", Interface: Commerce, Path: "/api/admin/variants/{id}/subscription", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog},
+	{Name: "admin.variants.subscription.delete", Method: "DELETE", Interface: Commerce, Path: "/api/admin/variants/{id}/subscription", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCatalog},
+	{Name: "customer.subscriptions", Method: "GET", Interface: Commerce, Path: "/api/customer/subscriptions", Server: AtOrigin},
+	{Name: "customer.subscriptions.cancel", Method: "POST", Interface: Commerce, Path: "/api/customer/subscriptions/{id}/cancel", Server: AtOrigin},
+	{Name: "admin.subscriptions.list", Method: "GET", Interface: Commerce, Path: "/api/admin/subscriptions", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCommerce,
+		Args: []Arg{argPage, argPerPage, {Name: "status", Type: ArgString, Enum: []string{"active", "past_due", "cancelled", "completed"}}}},
+	{Name: "admin.subscriptions.cancel", Method: "POST", Interface: Commerce, Path: "/api/admin/subscriptions/{id}/cancel", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCommerce},
+
 	// Commerce: merchandising. Public reads answered by edges from the replica (flash sales are
 	// applied to shown prices there); review submission and staff management at the origin. The
 	// social-proof route's {slug} segment takes the product id (a slug is accepted too): the

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"vitrine/edge"
+	"vitrine/origin/payment"
 	"vitrine/origin/store"
 	"vitrine/origin/webhooks"
 	"vitrine/schema"
@@ -596,6 +597,7 @@ func TestWebhookThroughput(t *testing.T) {
 // endpoint that asked for all of them.
 func TestWebhookEveryKind(t *testing.T) {
 	sh := newShopWith(t, fastWebhooks)
+	ctx := context.Background()
 	rc := newReceiver(t)
 	_, secret := sh.hook(`{"url":"` + rc.url() + `","ip_allowlist":["127.0.0.1/32"]}`)
 	rc.secrets = []string{secret}
@@ -643,9 +645,31 @@ func TestWebhookEveryKind(t *testing.T) {
 	must("refund", sh.do("POST", "/api/orders/"+rest.Reference+"/refund", "", `{"lines":[{"line":1,"quantity":1}],"restock":true}`,
 		"Authorization", "Bearer "+writer, "Idempotency-Key", "every-kind-refund"), 201)
 
-	want := []string{"order.created", "order.paid", "order.shipped", "order.delivered", "order.refunded",
-		"product.created", "product.updated", "product.low_stock", "product.out_of_stock", "product.back_in_stock",
-		"customer.created", "return.submitted", "return.approved", "review.created"}
+	// subscription.renewed, subscription.past_due, subscription.cancelled: two subscriptions to
+	// daily beans, one renewed then cancelled by its customer, one whose renewal is declined.
+	beans := sh.product("Beans", 1500, 100)
+	must("plan", sh.admin("PUT", fmt.Sprintf("/api/admin/variants/%d/subscription", beans), `{"interval":"day"}`), 200)
+	subscribe := func(email, card string) (string, string) {
+		r := must("register "+email, sh.do("POST", "/api/customer/register", "", `{"email":"`+email+`","password":"a long password"}`), 201)
+		auth := "Bearer " + r.json(t)["token"].(string)
+		session := newSession()
+		sh.add(session, beans, 1)
+		body := strings.Replace(strings.Replace(guest, `"email":"ann@example.com",`, "", 1), "tok_visa", card, 1)
+		must("subscribe", sh.do("POST", "/api/checkout", session, body, "Authorization", auth), 201)
+		subs := must("subscriptions", sh.do("GET", "/api/customer/subscriptions", "", "", "Authorization", auth), 200).json(t)["data"].([]any)
+		return auth, subs[0].(map[string]any)["id"].(string)
+	}
+	renewedAuth, renewedID := subscribe("renews@example.com", payment.TokenApproved)
+	subscribe("declines@example.com", payment.TokenRenewalsDeclined)
+	if _, err := sh.s.origin.origin.RenewSubscriptions(ctx, time.Now().Add(25*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	must("cancel", sh.do("POST", "/api/customer/subscriptions/"+renewedID+"/cancel", "", "", "Authorization", renewedAuth), 200)
+
+	want := schema.EventKinds[:17] // the spec's seventeen; product.deleted is the eighteenth
+	if len(want) != 17 || want[16] != "review.created" {
+		t.Fatalf("the spec's kinds changed: %v", want)
+	}
 	missing := func() []string {
 		k := rc.kinds()
 		var out []string

@@ -8,6 +8,13 @@
 // order id): a checkout resumed after a crash authorizes under the same key and is not charged
 // twice.
 //
+// Subscriptions add one step on each side. A checkout that starts a subscription authorizes
+// with Request.SaveMethod: an approved authorization then also saves the payment method for
+// later use and names it in Result.Method (an opaque reference: a real provider's customer and
+// payment method, kept by the origin, never shown). A renewal charges that method off-session
+// (Charge), the customer absent, with an idempotency key of its own (the renewal order's id,
+// one per subscription, period and attempt).
+//
 // # Invariants
 //
 //   - Authorize with a key that was authorized before returns that authorization and charges
@@ -15,6 +22,24 @@
 //   - An error from Authorize means the outcome is unknown (a timeout, the provider down): the
 //     caller voids the key before releasing the reservation. A decline is not an error: it is a
 //     Result with Approved false.
+//   - Charge follows the same rules: a key charged before returns that charge and moves nothing
+//     more; an error means the outcome is unknown (retry with the same key, or void it).
+//
+// # Test tokens
+//
+// The Test provider understands these payment tokens (the Token* constants):
+//
+//   - tok_visa: approved; its saved method's renewals are approved.
+//   - tok_declined, tok_no_funds: declined ("Your card was declined.", "Your card has
+//     insufficient funds.").
+//   - tok_error: the provider fails (an error: outcome unknown).
+//   - tok_renewals_declined: approved at checkout; every renewal charged to its saved method is
+//     declined ("Your card was declined."), so a subscription goes past_due and, after its last
+//     retry, is cancelled.
+//   - tok_renewal_declined_once: approved at checkout; the first renewal charged to its saved
+//     method is declined, later ones are approved (a past_due subscription that recovers).
+//
+// Any other token is declined.
 package payment
 
 import (
@@ -34,6 +59,9 @@ type Request struct {
 	// Token is the payment method as the storefront's provider integration tokenised it.
 	Token string
 	Email string
+	// SaveMethod asks the provider to keep the payment method for off-session charges (a
+	// subscription's renewals): an approved Result then names it in Method.
+	SaveMethod bool
 }
 
 // Result is the outcome of an authorization.
@@ -43,9 +71,12 @@ type Result struct {
 	ID string
 	// DeclineReason is a message safe to show the shopper.
 	DeclineReason string
+	// Method is the saved payment method of an approved Request with SaveMethod: the provider's
+	// opaque reference, to charge with Charge.
+	Method string
 }
 
-// Provider authorizes, voids and refunds payments.
+// Provider authorizes, voids and refunds payments, and charges saved payment methods.
 type Provider interface {
 	Authorize(ctx context.Context, r Request) (Result, error)
 	Void(ctx context.Context, tenantID, key string) error
@@ -53,6 +84,22 @@ type Provider interface {
 	// same r.Key it returns the first call's result and moves nothing more. An error means the
 	// outcome is unknown; a refusal (nothing left to refund) is a RefundResult with OK false.
 	Refund(ctx context.Context, r RefundRequest) (RefundResult, error)
+	// Charge charges a saved payment method off-session (the customer absent: a subscription's
+	// renewal). It is an authorization like Authorize's, under r.Key: Void and Refund take that
+	// key as they take an authorization's.
+	Charge(ctx context.Context, r ChargeRequest) (Result, error)
+}
+
+// ChargeRequest is one off-session charge of a saved payment method.
+type ChargeRequest struct {
+	TenantID string
+	// Key is the idempotency key: the renewal order's id.
+	Key string
+	// Method is the saved method, as Result.Method named it.
+	Method   string
+	Amount   int64 // minor units, > 0
+	Currency string
+	Email    string
 }
 
 // RefundRequest is one refund request.
@@ -82,6 +129,15 @@ type Ledger interface {
 	// TestRefund records a refund of the payment under paymentKey, once under key, refusing
 	// (ok false) one that would take the payment's refunds past its amount.
 	TestRefund(ctx context.Context, tenantID, paymentKey, key, id string, amount int64) (refundID string, ok bool, err error)
+	// TestSaveMethod saves the token of the authorization under key as a payment method, once:
+	// called again with the key it returns the first method's id.
+	TestSaveMethod(ctx context.Context, tenantID, key, id, token string) (methodID string, err error)
+	// TestMethod returns a saved method's token (empty when there is no such method) and how
+	// many charges of it were declined so far.
+	TestMethod(ctx context.Context, tenantID, methodID string) (token string, declined int, err error)
+	// TestCharge records an off-session charge of a method as TestAuthorize records an
+	// authorization: once under key.
+	TestCharge(ctx context.Context, tenantID, key, methodID, id string, amount int64, currency, status string) (LedgerEntry, error)
 }
 
 // LedgerEntry is an authorization as the ledger recorded it.
@@ -96,14 +152,20 @@ const (
 	TokenDeclined = "tok_declined" // declined: "Your card was declined."
 	TokenNoFunds  = "tok_no_funds" // declined: "Your card has insufficient funds."
 	TokenError    = "tok_error"    // the provider fails (an error: outcome unknown)
+	// TokenRenewalsDeclined is approved at checkout; every charge of its saved method is declined.
+	TokenRenewalsDeclined = "tok_renewals_declined"
+	// TokenRenewalDeclinedOnce is approved at checkout; the first charge of its saved method is
+	// declined, later ones are approved.
+	TokenRenewalDeclinedOnce = "tok_renewal_declined_once"
 )
 
 // ErrUnavailable is the Test provider's failure for TokenError.
 var ErrUnavailable = errors.New("payment: test provider unavailable")
 
-// Test is the built-in test payment provider: it approves TokenApproved, declines TokenDeclined
-// and TokenNoFunds, fails on TokenError, and refuses any other token as declined. It records
-// every authorization in a Ledger under its idempotency key, exactly once.
+// Test is the built-in test payment provider: it approves TokenApproved, TokenRenewalsDeclined
+// and TokenRenewalDeclinedOnce, declines TokenDeclined and TokenNoFunds, fails on TokenError,
+// and refuses any other token as declined. It records every authorization, saved method and
+// charge in a Ledger under its idempotency key, exactly once.
 type Test struct {
 	Ledger Ledger
 }
@@ -112,7 +174,7 @@ type Test struct {
 func (p *Test) Authorize(ctx context.Context, r Request) (Result, error) {
 	status, reason := "authorized", ""
 	switch r.Token {
-	case TokenApproved:
+	case TokenApproved, TokenRenewalsDeclined, TokenRenewalDeclinedOnce:
 	case TokenDeclined:
 		status, reason = "declined", "Your card was declined."
 	case TokenNoFunds:
@@ -120,20 +182,55 @@ func (p *Test) Authorize(ctx context.Context, r Request) (Result, error) {
 	case TokenError:
 		return Result{}, ErrUnavailable
 	default:
-		status, reason = "declined", "Unknown payment token: the test provider accepts tok_visa, tok_declined, tok_no_funds and tok_error."
+		status, reason = "declined", "Unknown payment token: the test provider accepts tok_visa, tok_declined, tok_no_funds, tok_error, "+
+			"tok_renewals_declined and tok_renewal_declined_once."
 	}
-	var raw [12]byte
-	if _, err := rand.Read(raw[:]); err != nil {
-		return Result{}, err
-	}
-	e, err := p.Ledger.TestAuthorize(ctx, r.TenantID, r.Key, "tp_"+hex.EncodeToString(raw[:]), r.Amount, r.Currency, status)
+	e, err := p.Ledger.TestAuthorize(ctx, r.TenantID, r.Key, newID("tp_"), r.Amount, r.Currency, status)
 	if err != nil {
 		return Result{}, err
 	}
 	if e.Status == "declined" && reason == "" {
 		reason = "Your card was declined."
 	}
+	res := Result{Approved: e.Status == "authorized", ID: e.ID, DeclineReason: reason}
+	if res.Approved && r.SaveMethod {
+		if res.Method, err = p.Ledger.TestSaveMethod(ctx, r.TenantID, r.Key, newID("pm_"), r.Token); err != nil {
+			return Result{}, err
+		}
+	}
+	return res, nil
+}
+
+// Charge implements Provider: the saved method's token decides (see the package's test tokens).
+func (p *Test) Charge(ctx context.Context, r ChargeRequest) (Result, error) {
+	token, declined, err := p.Ledger.TestMethod(ctx, r.TenantID, r.Method)
+	if err != nil {
+		return Result{}, err
+	}
+	status, reason := "authorized", ""
+	switch {
+	case token == "":
+		status, reason = "declined", "The saved payment method is unknown."
+	case token == TokenRenewalsDeclined, token == TokenRenewalDeclinedOnce && declined == 0:
+		status, reason = "declined", "Your card was declined."
+	}
+	e, err := p.Ledger.TestCharge(ctx, r.TenantID, r.Key, r.Method, newID("tp_"), r.Amount, r.Currency, status)
+	if err != nil {
+		return Result{}, err
+	}
+	if e.Status != "authorized" && reason == "" {
+		reason = "Your card was declined."
+	}
 	return Result{Approved: e.Status == "authorized", ID: e.ID, DeclineReason: reason}, nil
+}
+
+// newID returns a random provider reference with prefix.
+func newID(prefix string) string {
+	var raw [12]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		panic("payment: crypto/rand: " + err.Error())
+	}
+	return prefix + hex.EncodeToString(raw[:])
 }
 
 // Void implements Provider.
@@ -143,11 +240,7 @@ func (p *Test) Void(ctx context.Context, tenantID, key string) error {
 
 // Refund implements Provider: it refunds an authorized payment up to its amount.
 func (p *Test) Refund(ctx context.Context, r RefundRequest) (RefundResult, error) {
-	var raw [12]byte
-	if _, err := rand.Read(raw[:]); err != nil {
-		return RefundResult{}, err
-	}
-	id, ok, err := p.Ledger.TestRefund(ctx, r.TenantID, r.PaymentKey, r.Key, "tr_"+hex.EncodeToString(raw[:]), r.Amount)
+	id, ok, err := p.Ledger.TestRefund(ctx, r.TenantID, r.PaymentKey, r.Key, newID("tr_"), r.Amount)
 	if err != nil {
 		return RefundResult{}, err
 	}

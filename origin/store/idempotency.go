@@ -146,6 +146,9 @@ type TestPayment struct {
 	Amount   int64
 	Currency string
 	Status   string
+	// Method is the saved payment method an off-session charge used (empty for an
+	// authorization at checkout).
+	Method string
 }
 
 // TestAuthorize records an authorization in the test provider's ledger under key, unless one
@@ -215,10 +218,10 @@ func (db *DB) TestRefund(ctx context.Context, tenantID, paymentKey, key, id stri
 
 // TestPayments lists the test provider's ledger of a tenant (for tests and the demo).
 func (db *DB) TestPayments(ctx context.Context, tenantID string) ([]TestPayment, error) {
-	out, err := appendRows(ctx, db.pool, nil, `SELECT id, idempotency_key, amount, currency, status FROM test_payments WHERE tenant_id = $1
-		ORDER BY created_at, id`, func(row pgx.Row) (TestPayment, error) {
+	out, err := appendRows(ctx, db.pool, nil, `SELECT id, idempotency_key, amount, currency, status, method_id FROM test_payments
+		WHERE tenant_id = $1 ORDER BY created_at, id`, func(row pgx.Row) (TestPayment, error) {
 		var p TestPayment
-		err := row.Scan(&p.ID, &p.Key, &p.Amount, &p.Currency, &p.Status)
+		err := row.Scan(&p.ID, &p.Key, &p.Amount, &p.Currency, &p.Status, &p.Method)
 		return p, err
 	}, tenantID)
 	return out, mapError(err)

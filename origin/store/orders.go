@@ -75,6 +75,9 @@ type Reservation struct {
 	Stock        []StockHold    `json:"stock"`
 	Coupons      []string       `json:"coupons"`
 	GiftCards    []GiftCardHold `json:"gift_cards"`
+	// Subscriptions are the terms of the subscriptions the order starts once paid, one per
+	// subscription line (StartSubscriptions).
+	Subscriptions []SubscriptionTerms `json:"subscriptions,omitempty"`
 }
 
 // StockHold is stock taken by an order.
