@@ -87,9 +87,11 @@ func TestServerKeys(t *testing.T) {
 
 	waitFor(t, 5*time.Second, "the short key to expire", func() bool { return time.Now().After(mustTime(t, soon)) })
 	customerToken := sh.do("POST", "/api/customer/register", "", `{"email":"kay@example.com","password":"correct horse battery"}`).json(t)["token"].(string)
-	typo := reader[:10] + string("AB"[strings.IndexByte("AB", reader[10])+1&1]) + reader[11:]
-	if reader[10] != 'A' && reader[10] != 'B' {
-		typo = reader[:10] + "A" + reader[11:]
+	// One character changed ('A', or 'B' where it was 'A'): the checksum catches it. (This was
+	// "AB"[i+1&1], which is "AB"[i+1] in Go's precedence and ran past the end for a 'B'.)
+	typo := reader[:10] + "A" + reader[11:]
+	if reader[10] == 'A' {
+		typo = reader[:10] + "B" + reader[11:]
 	}
 
 	t.Run("refusals in the spec's order and words", func(t *testing.T) {
