@@ -542,14 +542,18 @@ func TestWebhookDisabledAfterFailing(t *testing.T) {
 // TestWebhookThroughput measures deliveries per second to a fast receiver, alone and beside a
 // dead endpoint (it accepts connections and never answers) subscribed to the same events: the
 // ratio shows whether one dead endpoint slows the others. A measurement, not a gate:
-// VITRINE_MEASURE=1 runs it.
+// VITRINE_MEASURE=1 runs it (VITRINE_WEBHOOK_PER_ENDPOINT sets the per-endpoint concurrency).
 func TestWebhookThroughput(t *testing.T) {
 	if os.Getenv("VITRINE_MEASURE") != "1" {
 		t.Skip("a measurement: VITRINE_MEASURE=1 runs it")
 	}
 	const events = 2000
+	perEndpoint := 0 // the default
+	if n, err := strconv.Atoi(os.Getenv("VITRINE_WEBHOOK_PER_ENDPOINT")); err == nil {
+		perEndpoint = n
+	}
 	run := func(withDead bool) float64 {
-		sh := newShopWith(t, fastWebhooks)
+		sh := newShopWith(t, func(s *system) { fastWebhooks(s); s.webhooks.PerEndpoint = perEndpoint })
 		fast := newReceiver(t)
 		_, secret := sh.hook(`{"url":"` + fast.url() + `","ip_allowlist":["127.0.0.1/32"],"events":["product.created"]}`)
 		fast.secrets = []string{secret}
