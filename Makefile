@@ -46,7 +46,7 @@ test: fmt-check vet
 # Regenerate schema/openapi.json (served by edges at /api/openapi.json) from the route table and
 # the handlers' types; make test fails while the committed copy is stale.
 openapi: check-go
-	$(GO) test ./openapi -run '^TestDocumentIsCurrent$$' -count=1 -update
+	$(GO) test ./cmd/vitrine/openapi -run '^TestDocumentIsCurrent$$' -count=1 -update
 
 # The replication soak: the chaos test many times in a row under CPU pressure, a seed per run
 # (SOAK_RUNS, default 200; see deploy/local/soak.sh). Not part of make test.

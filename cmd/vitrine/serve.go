@@ -17,12 +17,12 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"vitrine/edge"
+	"vitrine/edge/outbound"
 	"vitrine/edge/replica"
 	"vitrine/origin"
 	"vitrine/origin/fulfil"
 	"vitrine/origin/store"
 	"vitrine/origin/webhooks"
-	"vitrine/outbound"
 	"vitrine/sync/feed"
 	"vitrine/sync/natsembed"
 	"vitrine/sync/relay"

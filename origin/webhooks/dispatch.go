@@ -17,8 +17,8 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"vitrine/edge/outbound"
 	"vitrine/origin/store"
-	"vitrine/outbound"
 	"vitrine/schema"
 	"vitrine/sync/feed"
 )

@@ -17,7 +17,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite schema/openapi.json")
 
-const committed = "../schema/openapi.json"
+const committed = "../../../schema/openapi.json"
 
 // TestDocumentIsCurrent regenerates the document and compares it with the committed copy that
 // edges serve: a route, argument or type changed without `make openapi` fails here.

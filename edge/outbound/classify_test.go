@@ -5,7 +5,7 @@ import (
 	"net/netip"
 	"testing"
 
-	"vitrine/outbound"
+	"vitrine/edge/outbound"
 )
 
 func TestClassify(t *testing.T) {

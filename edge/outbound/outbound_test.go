@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"vitrine/outbound"
+	"vitrine/edge/outbound"
 )
 
 // counted is a loopback test server that counts the requests it answers.
