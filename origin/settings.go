@@ -72,11 +72,49 @@ fieldset{border:1px solid #dcdcde;padding:.5rem 1rem;margin:.5rem 0;max-width:24
 {{end}}
 </body></html>`))
 
-type apiKeysView struct {
+// settingsPage is what every store settings page shows besides its own content.
+type settingsPage struct {
 	Site, Action, CSRF, Error, Login, Nonce string
 	SignIn                                  bool
-	// Refused: signed in, but not allowed to manage keys.
-	Refused                        bool
+	// Refused: signed in, but not an administrator.
+	Refused bool
+}
+
+// openSettings is what every store settings page does before its own work: the sign-in (the
+// authorization page's session), the administrator check and, on a POST, the CSRF check of
+// the token bound to the session and the page (scope). When proceed is false the answer is
+// written (the sign-in form, or the refusal, rendered by render); csrfOK says a POST may act.
+func (s *Server) openSettings(ctx *fasthttp.RequestCtx, rq *handler.Request, p *settingsPage, scope, refusal string, post bool,
+	arg func(string) string, render func(status int)) (proceed, csrfOK bool) {
+	user, csrf, errMsg, done := s.adminSignIn(ctx, rq, post, arg, p.Action)
+	if done {
+		return false, false
+	}
+	if user == nil {
+		p.SignIn, p.CSRF, p.Error = true, csrf, errMsg
+		status := 200
+		if p.Error != "" {
+			status = fasthttp.StatusUnauthorized
+		}
+		render(status)
+		return false, false
+	}
+	p.Login = user.Login
+	if !user.Role.Can(schema.CapManageOptions) {
+		p.Error, p.Refused = refusal, true
+		render(fasthttp.StatusForbidden)
+		return false, false
+	}
+	p.CSRF = s.csrfFor(scope + ":" + string(ctx.Request.Header.Cookie(adminSessionCookie)))
+	if post && !hmac.Equal([]byte(arg("csrf")), []byte(p.CSRF)) {
+		p.Error = "Your session expired or the form was not sent from this page. Please try again."
+		return true, false
+	}
+	return true, true
+}
+
+type apiKeysView struct {
+	settingsPage
 	Keys                           []*keys.View
 	Scopes                         []schema.Scope
 	NewKey, NewKeyName, NewKeyNote string
@@ -93,37 +131,20 @@ func (s *Server) apiKeysPage(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	}
 	var nb [16]byte
 	rand.Read(nb[:])
-	view := apiKeysView{Site: rq.Info.Name, Action: schema.APIKeysPagePath, Scopes: schema.Scopes, Nonce: base64.RawStdEncoding.EncodeToString(nb[:])}
+	view := apiKeysView{settingsPage: settingsPage{Site: rq.Info.Name, Action: schema.APIKeysPagePath, Nonce: base64.RawStdEncoding.EncodeToString(nb[:])},
+		Scopes: schema.Scopes}
 	render := func(status int) {
 		s.renderAdminPage(ctx, rq, apiKeysPage, view, status, "; script-src 'nonce-"+view.Nonce+"'; form-action 'self'")
 	}
 	now := time.Now()
-	user, csrf, errMsg, done := s.adminSignIn(ctx, rq, post, arg, schema.APIKeysPagePath)
-	if done {
-		return
-	}
 	action := arg("action")
-	if user == nil {
-		view.SignIn, view.CSRF, view.Error = true, csrf, errMsg
-		status := 200
-		if view.Error != "" {
-			status = fasthttp.StatusUnauthorized
-		}
-		render(status)
+	proceed, csrfOK := s.openSettings(ctx, rq, &view.settingsPage, "apikeys", "Only administrators manage API keys.", post, arg, render)
+	if !proceed {
 		return
 	}
-	view.Login = user.Login
-	if !user.Role.Can(schema.CapManageOptions) {
-		view.Error, view.Refused = "Only administrators manage API keys.", true
-		render(fasthttp.StatusForbidden)
-		return
-	}
-	session := string(ctx.Request.Header.Cookie(adminSessionCookie))
-	view.CSRF = s.csrfFor("apikeys:" + session)
 	status := 200
 	if post {
-		if !hmac.Equal([]byte(arg("csrf")), []byte(view.CSRF)) {
-			view.Error = "Your session expired or the form was not sent from this page. Please try again."
+		if !csrfOK {
 			status = fasthttp.StatusForbidden
 		} else if err := s.apiKeysAction(ctx, rq, action, arg, &view, now); err != nil {
 			view.Error = schema.AsError(err).Message

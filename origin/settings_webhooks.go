@@ -2,7 +2,6 @@ package origin
 
 import (
 	"bytes"
-	"crypto/hmac"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
@@ -131,13 +130,11 @@ nav a{margin-right:1rem}</style></head>
 </body></html>`))
 
 type webhooksView struct {
-	Site, Path, Action, APIKeys, CSRF, Error, Login, Nonce string
-	SignIn                                                 bool
-	// Refused: signed in, but not allowed to manage webhooks.
-	Refused   bool
-	Message   string
-	Endpoints []*webhooks.Endpoint
-	Notices   []webhookNotice
+	settingsPage
+	Path, APIKeys string
+	Message       string
+	Endpoints     []*webhooks.Endpoint
+	Notices       []webhookNotice
 	// Selected is the endpoint whose delivery log is shown (?endpoint=).
 	Selected                               string
 	Log                                    *webhookLog
@@ -196,8 +193,8 @@ func (s *Server) webhooksPage(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	}
 	var nb [16]byte
 	rand.Read(nb[:])
-	view := webhooksView{Site: rq.Info.Name, Path: schema.WebhooksPagePath, Action: schema.WebhooksPagePath, APIKeys: schema.APIKeysPagePath,
-		Nonce: base64.RawStdEncoding.EncodeToString(nb[:]), Form: newWebhookForm(nil)}
+	view := webhooksView{settingsPage: settingsPage{Site: rq.Info.Name, Action: schema.WebhooksPagePath, Nonce: base64.RawStdEncoding.EncodeToString(nb[:])},
+		Path: schema.WebhooksPagePath, APIKeys: schema.APIKeysPagePath, Form: newWebhookForm(nil)}
 	render := func(status int) {
 		s.renderAdminPage(ctx, rq, webhooksPage, view, status, "; script-src 'nonce-"+view.Nonce+"'; form-action 'self'")
 	}
@@ -210,31 +207,13 @@ func (s *Server) webhooksPage(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	if selected != "" {
 		view.Action += "?endpoint=" + selected
 	}
-	user, csrf, errMsg, done := s.adminSignIn(ctx, rq, post, arg, view.Action)
-	if done {
+	proceed, csrfOK := s.openSettings(ctx, rq, &view.settingsPage, "webhooks", "Only administrators manage webhooks.", post, arg, render)
+	if !proceed {
 		return
 	}
-	if user == nil {
-		view.SignIn, view.CSRF, view.Error = true, csrf, errMsg
-		status := 200
-		if view.Error != "" {
-			status = fasthttp.StatusUnauthorized
-		}
-		render(status)
-		return
-	}
-	view.Login = user.Login
-	if !user.Role.Can(schema.CapManageOptions) {
-		view.Error, view.Refused = "Only administrators manage webhooks.", true
-		render(fasthttp.StatusForbidden)
-		return
-	}
-	session := string(ctx.Request.Header.Cookie(adminSessionCookie))
-	view.CSRF = s.csrfFor("webhooks:" + session)
 	status := 200
 	if post {
-		if !hmac.Equal([]byte(arg("csrf")), []byte(view.CSRF)) {
-			view.Error = "Your session expired or the form was not sent from this page. Please try again."
+		if !csrfOK {
 			status = fasthttp.StatusForbidden
 		} else if err := s.webhooksAction(ctx, rq, arg, &view); err != nil {
 			e := schema.AsError(err)
