@@ -80,6 +80,21 @@ type settingsPage struct {
 	Refused bool
 }
 
+// settingsRequest reads what every settings page needs of its request: whether it is a POST, its
+// form values (none on a GET), and a fresh CSP nonce for the page's script.
+func settingsRequest(ctx *fasthttp.RequestCtx) (post bool, arg func(string) string, nonce string) {
+	post = string(ctx.Method()) == "POST"
+	arg = func(name string) string {
+		if post {
+			return string(ctx.PostArgs().Peek(name))
+		}
+		return ""
+	}
+	var nb [16]byte
+	rand.Read(nb[:])
+	return post, arg, base64.RawStdEncoding.EncodeToString(nb[:])
+}
+
 // openSettings is what every store settings page does before its own work: the sign-in (the
 // authorization page's session), the administrator check and, on a POST, the CSRF check of
 // the token bound to the session and the page (scope). When proceed is false the answer is
@@ -122,16 +137,8 @@ type apiKeysView struct {
 
 // apiKeysPage serves the API Keys settings page.
 func (s *Server) apiKeysPage(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	post := string(ctx.Method()) == "POST"
-	arg := func(name string) string {
-		if post {
-			return string(ctx.PostArgs().Peek(name))
-		}
-		return ""
-	}
-	var nb [16]byte
-	rand.Read(nb[:])
-	view := apiKeysView{settingsPage: settingsPage{Site: rq.Info.Name, Action: schema.APIKeysPagePath, Nonce: base64.RawStdEncoding.EncodeToString(nb[:])},
+	post, arg, nonce := settingsRequest(ctx)
+	view := apiKeysView{settingsPage: settingsPage{Site: rq.Info.Name, Action: schema.APIKeysPagePath, Nonce: nonce},
 		Scopes: schema.Scopes}
 	render := func(status int) {
 		s.renderAdminPage(ctx, rq, apiKeysPage, view, status, "; script-src 'nonce-"+view.Nonce+"'; form-action 'self'")

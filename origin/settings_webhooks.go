@@ -2,8 +2,6 @@ package origin
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"html/template"
 	"slices"
@@ -184,16 +182,8 @@ func newWebhookForm(checked []string) webhookForm {
 
 // webhooksPage serves the Webhooks settings page.
 func (s *Server) webhooksPage(ctx *fasthttp.RequestCtx, rq *handler.Request) {
-	post := string(ctx.Method()) == "POST"
-	arg := func(name string) string {
-		if post {
-			return string(ctx.PostArgs().Peek(name))
-		}
-		return ""
-	}
-	var nb [16]byte
-	rand.Read(nb[:])
-	view := webhooksView{settingsPage: settingsPage{Site: rq.Info.Name, Action: schema.WebhooksPagePath, Nonce: base64.RawStdEncoding.EncodeToString(nb[:])},
+	post, arg, nonce := settingsRequest(ctx)
+	view := webhooksView{settingsPage: settingsPage{Site: rq.Info.Name, Action: schema.WebhooksPagePath, Nonce: nonce},
 		Path: schema.WebhooksPagePath, APIKeys: schema.APIKeysPagePath, Form: newWebhookForm(nil)}
 	render := func(status int) {
 		s.renderAdminPage(ctx, rq, webhooksPage, view, status, "; script-src 'nonce-"+view.Nonce+"'; form-action 'self'")

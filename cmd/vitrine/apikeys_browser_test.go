@@ -27,29 +27,7 @@ func TestBrowserAPIKeysPage(t *testing.T) {
 	s.startOrigin()
 	e := s.startEdge(edge.Config{})
 	ctx := context.Background()
-	tn := &schema.Tenant{Slug: "keys", Name: "Keys Store", BaseURL: "https://keys.shop.example", Timezone: "UTC",
-		Currencies: []string{"USD"}, Domains: []string{"keys.localhost"}}
-	if err := s.db.CreateTenant(ctx, tn); err != nil {
-		t.Fatal(err)
-	}
-	passwords := map[string]string{}
-	for _, u := range []*schema.User{{Login: "owner", Email: "owner@keys.example", Role: schema.RoleAdministrator},
-		{Login: "editor", Email: "editor@keys.example", Role: schema.RoleEditor}} {
-		if err := s.db.CreateUser(ctx, tn, u); err != nil {
-			t.Fatal(err)
-		}
-		pw := schema.NewAppPassword()
-		if _, err := s.db.CreateAppPassword(ctx, tn, u.ID, "setup", schema.HashAppPassword(s.key, pw)); err != nil {
-			t.Fatal(err)
-		}
-		passwords[u.Login] = pw
-	}
-	for _, c := range s.replicas {
-		waitFor(t, 10*time.Second, c.name+" to serve keys", func() bool {
-			r := c.rep.TenantBySlug("keys")
-			return r != nil && r.Ready()
-		})
-	}
+	_, passwords := settingsStore(t, s, "keys", "Keys Store")
 	_, port, _ := strings.Cut(e.addr, ":")
 	page := "http://keys.localhost:" + port + schema.APIKeysPagePath
 	shot := filepath.Join(t.TempDir(), "apikeys.png")
@@ -93,4 +71,36 @@ func TestBrowserAPIKeysPage(t *testing.T) {
 	if got, _ := run("editor"); !strings.Contains(got.Error, "Only administrators manage API keys.") {
 		t.Fatalf("an editor reached the page: %+v", got.Error)
 	}
+}
+
+// settingsStore makes a store (slug, served at <slug>.localhost) with an administrator "owner"
+// and an editor "editor", each with an application password, and waits until every replica of
+// the system serves it. The passwords are by login.
+func settingsStore(t *testing.T, s *system, slug, name string) (*schema.Tenant, map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	tn := &schema.Tenant{Slug: slug, Name: name, BaseURL: "https://" + slug + ".shop.example", Timezone: "UTC",
+		Currencies: []string{"USD"}, Domains: []string{slug + ".localhost"}}
+	if err := s.db.CreateTenant(ctx, tn); err != nil {
+		t.Fatal(err)
+	}
+	passwords := map[string]string{}
+	for _, u := range []*schema.User{{Login: "owner", Email: "owner@" + slug + ".example", Role: schema.RoleAdministrator},
+		{Login: "editor", Email: "editor@" + slug + ".example", Role: schema.RoleEditor}} {
+		if err := s.db.CreateUser(ctx, tn, u); err != nil {
+			t.Fatal(err)
+		}
+		pw := schema.NewAppPassword()
+		if _, err := s.db.CreateAppPassword(ctx, tn, u.ID, "setup", schema.HashAppPassword(s.key, pw)); err != nil {
+			t.Fatal(err)
+		}
+		passwords[u.Login] = pw
+	}
+	for _, c := range s.replicas {
+		waitFor(t, 10*time.Second, c.name+" to serve "+slug, func() bool {
+			r := c.rep.TenantBySlug(slug)
+			return r != nil && r.Ready()
+		})
+	}
+	return tn, passwords
 }

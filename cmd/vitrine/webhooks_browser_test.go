@@ -68,29 +68,7 @@ func TestBrowserWebhooksPage(t *testing.T) {
 	s.startOrigin()
 	e := s.startEdge(edge.Config{})
 	ctx := context.Background()
-	tn := &schema.Tenant{Slug: "hooks", Name: "Hooks Store", BaseURL: "https://hooks.shop.example", Timezone: "UTC",
-		Currencies: []string{"USD"}, Domains: []string{"hooks.localhost"}}
-	if err := s.db.CreateTenant(ctx, tn); err != nil {
-		t.Fatal(err)
-	}
-	passwords := map[string]string{}
-	for _, u := range []*schema.User{{Login: "owner", Email: "owner@hooks.example", Role: schema.RoleAdministrator},
-		{Login: "editor", Email: "editor@hooks.example", Role: schema.RoleEditor}} {
-		if err := s.db.CreateUser(ctx, tn, u); err != nil {
-			t.Fatal(err)
-		}
-		pw := schema.NewAppPassword()
-		if _, err := s.db.CreateAppPassword(ctx, tn, u.ID, "setup", schema.HashAppPassword(s.key, pw)); err != nil {
-			t.Fatal(err)
-		}
-		passwords[u.Login] = pw
-	}
-	for _, c := range s.replicas {
-		waitFor(t, 10*time.Second, c.name+" to serve hooks", func() bool {
-			r := c.rep.TenantBySlug("hooks")
-			return r != nil && r.Ready()
-		})
-	}
+	tn, passwords := settingsStore(t, s, "hooks", "Hooks Store")
 	rc := newReceiver(t)
 	_, port, _ := strings.Cut(e.addr, ":")
 	page := "http://hooks.localhost:" + port + schema.WebhooksPagePath
