@@ -346,6 +346,9 @@ func (s *Server) reserve(ctx context.Context, rq *handler.Request, hash []byte, 
 		if err := tx.InsertOrder(ctx, t, o); err != nil {
 			return err
 		}
+		// order.created when the order is placed (pending payment); order.paid follows when the
+		// payment settles. A declined order has the first only.
+		tx.EmitOrderEvent(t, store.EventOrderCreated, o)
 		return tx.SetIdempotentResource(ctx, t, scope, key, o.ID)
 	})
 	if err != nil {
@@ -434,7 +437,6 @@ func (s *Server) settle(ctx context.Context, rq *handler.Request, o *store.Order
 		if status != schema.OrderPaid {
 			return tx.ReleaseReservation(ctx, t, cur)
 		}
-		tx.EmitOrderEvent(t, store.EventOrderCreated, cur)
 		tx.EmitOrderEvent(t, store.EventOrderPaid, cur)
 		if len(cur.Reservation.Subscriptions) > 0 {
 			_, err := tx.StartSubscriptions(ctx, t, cur, method)

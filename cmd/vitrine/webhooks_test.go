@@ -203,8 +203,12 @@ func TestWebhooks(t *testing.T) {
 			if g.env.Store != "shop" || g.env.CreatedAt.IsZero() || !schema.ValidUUID(g.env.ID) || len(g.env.Data) == 0 {
 				t.Errorf("envelope %+v", g.env)
 			}
-			if g.env.Kind == "order.paid" && !strings.Contains(string(g.env.Data), order.Reference) {
-				t.Errorf("order.paid data %s lacks the reference %s", g.env.Data, order.Reference)
+			if g.env.Kind == "order.paid" {
+				// data is the order itself, not the store's event record around it.
+				var o schema.OrderView
+				if err := json.Unmarshal(g.env.Data, &o); err != nil || o.Reference != order.Reference || o.Status != schema.OrderPaid {
+					t.Errorf("order.paid data %s is not the paid order %s", g.env.Data, order.Reference)
+				}
 			}
 		}
 		if all.badSigs+only.badSigs != 0 {
@@ -697,6 +701,39 @@ func TestWebhookEveryKind(t *testing.T) {
 	for _, g := range rc.events() {
 		if !schema.ValidEventKind(g.env.Kind) {
 			t.Errorf("a delivery of unknown kind %q", g.env.Kind)
+		}
+	}
+
+	// order.created is the order placed, before its payment: a declined checkout has it, and
+	// never order.paid.
+	declined := newSession()
+	sh.add(declined, lamp, 1)
+	must("declined checkout", sh.do("POST", "/api/checkout", declined,
+		strings.Replace(guestWith(payment.TokenDeclined), "ann@example.com", "declined@example.com", 1)), 402)
+	var ref string
+	defer func() {
+		if t.Failed() {
+			for _, g := range rc.events() {
+				if g.env.Kind == "order.created" {
+					t.Logf("order.created %s", g.env.Data)
+				}
+			}
+		}
+	}()
+	waitUntil(t, "the declined order's order.created", func() bool {
+		for _, g := range rc.events() {
+			var o schema.OrderView
+			if g.env.Kind == "order.created" && json.Unmarshal(g.env.Data, &o) == nil && o.Status == schema.OrderPendingPayment && o.Email == "declined@example.com" {
+				ref = o.Reference
+				return true
+			}
+		}
+		return false
+	})
+	time.Sleep(300 * time.Millisecond)
+	for _, g := range rc.events() {
+		if g.env.Kind == "order.paid" && strings.Contains(string(g.env.Data), ref) {
+			t.Fatalf("the declined order %s has order.paid", ref)
 		}
 	}
 }

@@ -176,29 +176,36 @@ func (d *Dispatcher) fanOut(ctx context.Context, m jetstream.Msg) error {
 		d.log.Warn("webhooks: an event without its id, kind or store is dropped", "subject", m.Subject())
 		return nil
 	}
-	created, err := time.Parse(time.RFC3339Nano, h.Get(feed.HeaderEventCreated))
-	if err != nil {
-		created = time.Now().UTC()
-		if md, err := m.Metadata(); err == nil {
-			created = md.Timestamp.UTC()
-		}
+	// The message is the event as the store wrote it (store.Event): its data, store slug and
+	// creation time go into the envelope; a malformed one is delivered with null data rather
+	// than lost.
+	var ev struct {
+		Tenant  string          `json:"tenant"`
+		Created time.Time       `json:"created_at"`
+		Data    json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(m.Data(), &ev); err != nil || len(ev.Data) == 0 {
+		d.log.Warn("webhooks: an event's body does not decode; delivered with null data", "id", id, "err", err)
+		ev.Data = json.RawMessage(`null`)
+	}
+	if ev.Created.IsZero() {
+		ev.Created, _ = time.Parse(time.RFC3339Nano, h.Get(feed.HeaderEventCreated))
 	}
 	endpoints, err := d.db.SubscribedEndpoints(ctx, tenant, kind)
 	if err != nil || len(endpoints) == 0 {
 		return err
 	}
-	t, err := d.db.TenantByID(ctx, tenant)
-	if err != nil {
-		if schema.ErrorCode(err) == schema.CodeNotFound {
-			return nil // the store is gone
+	if ev.Tenant == "" {
+		t, err := d.db.TenantByID(ctx, tenant)
+		if err != nil {
+			if schema.ErrorCode(err) == schema.CodeNotFound {
+				return nil // the store is gone
+			}
+			return err
 		}
-		return err
+		ev.Tenant = t.Slug
 	}
-	data := json.RawMessage(m.Data())
-	if !json.Valid(data) {
-		data = json.RawMessage(`null`)
-	}
-	body, err := Envelope{ID: id, Kind: kind, CreatedAt: created, Store: t.Slug, Data: data}.Encode()
+	body, err := Envelope{ID: id, Kind: kind, CreatedAt: ev.Created.UTC(), Store: ev.Tenant, Data: ev.Data}.Encode()
 	if err != nil {
 		return err
 	}
