@@ -130,7 +130,9 @@ func (tx *Tx) cancelDeliveries(ctx context.Context, tenantID, endpointID string)
 
 // WebhookDelivery is one delivery owed to an endpoint: one event (or a redelivery, or a test).
 type WebhookDelivery struct {
-	ID            string
+	ID string
+	// TenantID is the store's id (set for AddDeliveries).
+	TenantID      string
 	EndpointID    string
 	EventID       string
 	Kind          string
@@ -175,26 +177,30 @@ func (db *DB) SubscribedEndpoints(ctx context.Context, tenantID, kind string) ([
 	return out, mapError(err)
 }
 
-// AddDeliveries queues deliveries (EndpointID, EventID, Kind, Source and Payload set by the
-// caller), due now. An event already queued for an endpoint is not queued again: a stream
-// message delivered twice adds nothing. It returns how many were added.
-func (db *DB) AddDeliveries(ctx context.Context, tenantID string, ds []*WebhookDelivery, now time.Time) (int, error) {
-	added := 0
-	err := db.Tx(ctx, func(tx *Tx) error {
-		added = 0
-		for _, d := range ds {
-			tag, err := tx.pg.Exec(ctx, `INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, kind, source, payload,
-				state, next_attempt_at, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $7, $7)
-				ON CONFLICT (endpoint_id, event_id) WHERE source = 'event' DO NOTHING`,
-				tenantID, d.EndpointID, d.EventID, d.Kind, d.Source, d.Payload, now)
-			if err != nil {
-				return err
-			}
-			added += int(tag.RowsAffected())
-		}
-		return nil
-	})
-	return added, err
+// AddDeliveries queues deliveries (TenantID, EndpointID, EventID, Kind, Source and Payload set
+// by the caller), due now, in one statement. An event already queued for an endpoint is not
+// queued again: a stream message delivered twice adds nothing. It returns how many were added.
+func (db *DB) AddDeliveries(ctx context.Context, ds []*WebhookDelivery, now time.Time) (int, error) {
+	if len(ds) == 0 {
+		return 0, nil
+	}
+	cols := make([][]string, 5)
+	payloads := make([][]byte, len(ds))
+	for i, d := range ds {
+		cols[0] = append(cols[0], d.TenantID)
+		cols[1] = append(cols[1], d.EndpointID)
+		cols[2] = append(cols[2], d.EventID)
+		cols[3] = append(cols[3], d.Kind)
+		cols[4] = append(cols[4], d.Source)
+		payloads[i] = d.Payload
+	}
+	tag, err := db.pool.Exec(ctx, `INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, kind, source, payload,
+		state, next_attempt_at, created_at, updated_at)
+		SELECT t, e, v, k, s, p, 'pending', $7, $7, $7
+		FROM unnest($1::UUID[], $2::UUID[], $3::UUID[], $4::TEXT[], $5::TEXT[], $6::BYTEA[]) AS r(t, e, v, k, s, p)
+		ON CONFLICT (endpoint_id, event_id) WHERE source = 'event' DO NOTHING`,
+		cols[0], cols[1], cols[2], cols[3], cols[4], payloads, now)
+	return int(tag.RowsAffected()), mapError(err)
 }
 
 // ClaimedDelivery is a delivery claimed by one worker, with its endpoint as it was when claimed.

@@ -149,36 +149,92 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("webhooks: event consumer: %w", err)
 	}
-	cc, err := c.Consume(func(m jetstream.Msg) {
-		if err := d.fanOut(ctx, m); err != nil {
-			d.log.Warn("webhooks: event not queued; it will be redelivered", "err", err)
-			m.NakWithDelay(time.Second)
-			return
+	// Events are fanned out in batches: one lookup per store and kind, one insert per batch,
+	// then every message of the batch acknowledged (a failed batch is redelivered whole: the
+	// unique index makes that harmless).
+	go func() {
+		for ctx.Err() == nil {
+			batch, err := c.Fetch(fanOutBatch, jetstream.FetchMaxWait(time.Second))
+			if err != nil {
+				if ctx.Err() == nil {
+					d.log.Warn("webhooks: fetching events", "err", err)
+					time.Sleep(time.Second)
+				}
+				continue
+			}
+			var msgs []jetstream.Msg
+			for m := range batch.Messages() {
+				msgs = append(msgs, m)
+			}
+			if len(msgs) == 0 {
+				continue
+			}
+			if err := d.fanOut(ctx, msgs); err != nil {
+				d.log.Warn("webhooks: events not queued; they will be redelivered", "err", err, "events", len(msgs))
+				for _, m := range msgs {
+					m.NakWithDelay(time.Second)
+				}
+				continue
+			}
+			for _, m := range msgs {
+				m.Ack()
+			}
+			d.Wake()
 		}
-		m.Ack()
-		d.Wake()
-	})
-	if err != nil {
-		return err
-	}
+	}()
 	var wg sync.WaitGroup
 	d.deliverLoop(ctx, &wg)
-	cc.Drain()
 	wg.Wait()
 	return nil
 }
 
-// fanOut queues one event for every endpoint of its store subscribed to its kind.
-func (d *Dispatcher) fanOut(ctx context.Context, m jetstream.Msg) error {
-	h := m.Headers()
-	id, kind, tenant := h.Get(jetstream.MsgIDHeader), h.Get(feed.HeaderEventKind), h.Get(feed.HeaderEventTenant)
-	if id == "" || kind == "" || tenant == "" || !schema.ValidUUID(id) || !schema.ValidUUID(tenant) {
-		d.log.Warn("webhooks: an event without its id, kind or store is dropped", "subject", m.Subject())
-		return nil
+// fanOutBatch is how many events are fanned out in one transaction.
+const fanOutBatch = 256
+
+// fanOut queues events for every endpoint of their store subscribed to their kind.
+func (d *Dispatcher) fanOut(ctx context.Context, msgs []jetstream.Msg) error {
+	type key struct{ tenant, kind string }
+	subscribed := map[key][]*store.WebhookEndpoint{}
+	var ds []*store.WebhookDelivery
+	for _, m := range msgs {
+		h := m.Headers()
+		id, kind, tenant := h.Get(jetstream.MsgIDHeader), h.Get(feed.HeaderEventKind), h.Get(feed.HeaderEventTenant)
+		if id == "" || kind == "" || tenant == "" || !schema.ValidUUID(id) || !schema.ValidUUID(tenant) {
+			d.log.Warn("webhooks: an event without its id, kind or store is dropped", "subject", m.Subject())
+			continue
+		}
+		k := key{tenant, kind}
+		endpoints, seen := subscribed[k]
+		if !seen {
+			var err error
+			if endpoints, err = d.db.SubscribedEndpoints(ctx, tenant, kind); err != nil {
+				return err
+			}
+			subscribed[k] = endpoints
+		}
+		if len(endpoints) == 0 {
+			continue
+		}
+		body, err := d.envelope(ctx, m, id, kind, tenant)
+		if schema.ErrorCode(err) == schema.CodeNotFound {
+			continue // the store is gone
+		}
+		if err != nil {
+			return err
+		}
+		for _, e := range endpoints {
+			ds = append(ds, &store.WebhookDelivery{TenantID: tenant, EndpointID: e.ID, EventID: id, Kind: kind, Source: store.SourceEvent, Payload: body})
+		}
 	}
-	// The message is the event as the store wrote it (store.Event): its data, store slug and
-	// creation time go into the envelope; a malformed one is delivered with null data rather
-	// than lost.
+	n, err := d.db.AddDeliveries(ctx, ds, time.Now())
+	d.fanned.Add(n)
+	return err
+}
+
+// envelope is the body delivered for an event message. The message is the event as the store
+// wrote it (store.Event): its data, store slug and creation time go into the envelope; a
+// malformed one is delivered with null data rather than lost.
+func (d *Dispatcher) envelope(ctx context.Context, m jetstream.Msg, id, kind, tenant string) ([]byte, error) {
 	var ev struct {
 		Tenant  string          `json:"tenant"`
 		Created time.Time       `json:"created_at"`
@@ -189,33 +245,16 @@ func (d *Dispatcher) fanOut(ctx context.Context, m jetstream.Msg) error {
 		ev.Data = json.RawMessage(`null`)
 	}
 	if ev.Created.IsZero() {
-		ev.Created, _ = time.Parse(time.RFC3339Nano, h.Get(feed.HeaderEventCreated))
-	}
-	endpoints, err := d.db.SubscribedEndpoints(ctx, tenant, kind)
-	if err != nil || len(endpoints) == 0 {
-		return err
+		ev.Created, _ = time.Parse(time.RFC3339Nano, m.Headers().Get(feed.HeaderEventCreated))
 	}
 	if ev.Tenant == "" {
 		t, err := d.db.TenantByID(ctx, tenant)
 		if err != nil {
-			if schema.ErrorCode(err) == schema.CodeNotFound {
-				return nil // the store is gone
-			}
-			return err
+			return nil, err
 		}
 		ev.Tenant = t.Slug
 	}
-	body, err := Envelope{ID: id, Kind: kind, CreatedAt: ev.Created.UTC(), Store: ev.Tenant, Data: ev.Data}.Encode()
-	if err != nil {
-		return err
-	}
-	ds := make([]*store.WebhookDelivery, len(endpoints))
-	for i, e := range endpoints {
-		ds[i] = &store.WebhookDelivery{EndpointID: e.ID, EventID: id, Kind: kind, Source: store.SourceEvent, Payload: body}
-	}
-	n, err := d.db.AddDeliveries(ctx, tenant, ds, time.Now())
-	d.fanned.Add(n)
-	return err
+	return Envelope{ID: id, Kind: kind, CreatedAt: ev.Created.UTC(), Store: ev.Tenant, Data: ev.Data}.Encode()
 }
 
 // deliverLoop claims due deliveries whenever a worker slot is free, until ctx ends.
