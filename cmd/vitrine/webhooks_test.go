@@ -510,7 +510,7 @@ func TestWebhookDisabledAfterFailing(t *testing.T) {
 	down, up := newReceiver(t), newReceiver(t)
 	down.failFirst = 1 << 30
 	downID, downSecret := sh.hook(`{"url":"` + down.url() + `","ip_allowlist":["127.0.0.1/32"]}`)
-	_, upSecret := sh.hook(`{"url":"` + up.url() + `","ip_allowlist":["127.0.0.1/32"]}`)
+	upID, upSecret := sh.hook(`{"url":"` + up.url() + `","ip_allowlist":["127.0.0.1/32"]}`)
 	down.secrets, up.secrets = []string{downSecret}, []string{upSecret}
 	for i := range 5 {
 		sh.product(fmt.Sprintf("Cup %d", i), 500, 10)
@@ -541,6 +541,25 @@ func TestWebhookDisabledAfterFailing(t *testing.T) {
 	}
 	sh.product("Saucer", 500, 10)
 	waitUntil(t, "a delivery after enabling", func() bool { return down.kinds()["product.created"] == 1 })
+
+	// Retention: finished deliveries (delivered, failed, cancelled) past the horizon go with
+	// their attempts; a pending one stays, whatever its age.
+	pending := sh.deliveries(downID, "").Total
+	down.mu.Lock()
+	down.failFirst = 1 << 30
+	down.mu.Unlock()
+	sh.product("Plate", 500, 10)
+	waitUntil(t, "a retrying delivery", func() bool { return sh.deliveries(downID, "&state=pending").Total == 1 })
+	waitUntil(t, "the healthy endpoint's seven deliveries recorded", func() bool {
+		return sh.deliveries(upID, "&state=delivered").Total == 7
+	})
+	n, err := sh.s.db.PruneWebhookLog(context.Background(), time.Now().Add(time.Hour))
+	if err != nil || n != int64(pending)+7 { // this endpoint's finished ones and the healthy one's seven
+		t.Fatalf("pruned %d (%v), want %d", n, err, pending+7)
+	}
+	if p := sh.deliveries(downID, ""); p.Total != 1 || p.Data[0].State != "pending" || len(p.Data[0].Log) == 0 {
+		t.Fatalf("after pruning: %+v", p)
+	}
 }
 
 // TestWebhookThroughput measures deliveries per second to a fast receiver beside a second
