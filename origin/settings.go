@@ -30,7 +30,19 @@ func (s *Server) settingsHandlers() {
 	s.bind("admin.settings.webhooks", s.webhooksPage) // settings_webhooks.go
 }
 
-var apiKeysPage = template.Must(template.New("keys").Parse(`<!DOCTYPE html>
+// settingsSignIn is the part every settings page shares: its error, and the sign-in form while
+// no administrator is signed in (the page's own content follows only once one is).
+const settingsSignIn = `{{define "signin"}}{{if .Error}}<p class="error" id="error">{{.Error}}</p>{{end}}
+{{if .SignIn}}
+<form method="post" action="{{.Action}}">
+<input type="hidden" name="action" value="signin"><input type="hidden" name="csrf" value="{{.CSRF}}">
+<label for="login">Username or email address</label><input type="text" id="login" name="login" autocomplete="username" required>
+<label for="password">Application password</label><input type="password" id="password" name="password" autocomplete="current-password" required>
+<p><button type="submit" id="signin">Sign in</button></p></form>
+{{else if not .Refused}}
+<p>Signed in as <strong id="user-login">{{.Login}}</strong>.</p>{{end}}{{end}}`
+
+var apiKeysPage = template.Must(template.Must(template.New("keys").Parse(settingsSignIn)).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>API Keys &lsaquo; {{.Site}}</title>
 <style>body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1d2327}
@@ -41,15 +53,8 @@ fieldset{border:1px solid #dcdcde;padding:.5rem 1rem;margin:.5rem 0;max-width:24
 .new-key{font:1rem ui-monospace,monospace;background:#f6f7f7;padding:.4rem .6rem;word-break:break-all;display:inline-block}
 .status-revoked,.status-expired{color:#787c82}.inline{display:inline}</style></head>
 <body><h1>API Keys</h1><p>{{.Site}} &middot; server keys for back-office integrations (<code>Authorization: Bearer esk_…</code>).</p>
-{{if .Error}}<p class="error" id="error">{{.Error}}</p>{{end}}
-{{if .SignIn}}
-<form method="post" action="{{.Action}}">
-<input type="hidden" name="action" value="signin"><input type="hidden" name="csrf" value="{{.CSRF}}">
-<label for="login">Username or email address</label><input type="text" id="login" name="login" autocomplete="username" required>
-<label for="password">Application password</label><input type="password" id="password" name="password" autocomplete="current-password" required>
-<p><button type="submit" id="signin">Sign in</button></p></form>
-{{else if not .Refused}}
-<p>Signed in as <strong id="user-login">{{.Login}}</strong>.</p>
+{{template "signin" .}}
+{{if and (not .SignIn) (not .Refused)}}
 {{if .NewKey}}<div class="notice" id="new-key-notice"><p><strong>{{.NewKeyName}}</strong>: copy this key now. It will not be shown again.</p>
 <p><span class="new-key" id="new-key">{{.NewKey}}</span> <button type="button" id="copy">Copy</button> <span id="copied"></span></p>
 {{if .NewKeyNote}}<p>{{.NewKeyNote}}</p>{{end}}</div>

@@ -33,11 +33,11 @@ import (
 // webhookLogPage is how many deliveries one page of the delivery log shows.
 const webhookLogPage = 20
 
-var webhooksPage = template.Must(template.New("webhooks").Funcs(template.FuncMap{
+var webhooksPage = template.Must(template.Must(template.New("webhooks").Funcs(template.FuncMap{
 	"when":       formatWhen,
 	"statusText": fasthttp.StatusMessage,
 	"pretty":     prettyJSON,
-}).Parse(`<!DOCTYPE html>
+}).Parse(settingsSignIn)).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>Webhooks &lsaquo; {{.Site}}</title>
 <style>body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1d2327}
@@ -63,15 +63,8 @@ table.headers th{font-weight:600;white-space:nowrap;width:1%}table.headers td{fo
 nav a{margin-right:1rem}</style></head>
 <body><nav class="muted"><a href="{{.APIKeys}}">API Keys</a><strong>Webhooks</strong></nav>
 <h1>Webhooks</h1><p>{{.Site}} &middot; signed deliveries of the store's events to your endpoints (<code>X-Webhook-Signature: sha256=…</code>).</p>
-{{if .Error}}<p class="error" id="error">{{.Error}}</p>{{end}}
-{{if .SignIn}}
-<form method="post" action="{{.Action}}">
-<input type="hidden" name="action" value="signin"><input type="hidden" name="csrf" value="{{.CSRF}}">
-<label for="login">Username or email address</label><input type="text" id="login" name="login" autocomplete="username" required>
-<label for="password">Application password</label><input type="password" id="password" name="password" autocomplete="current-password" required>
-<p><button type="submit" id="signin">Sign in</button></p></form>
-{{else if not .Refused}}
-<p>Signed in as <strong id="user-login">{{.Login}}</strong>.</p>
+{{template "signin" .}}
+{{if and (not .SignIn) (not .Refused)}}
 {{if .Notices}}<div id="notices">{{range .Notices}}<div class="notice notice-error notice-disabled" data-id="{{.EndpointID}}"><p><strong>Endpoint disabled</strong> {{when .At}}: <span class="url">{{.URL}}</span></p><p>Reason: {{.Reason}}. It receives no events until it is enabled again.</p></div>{{end}}</div>{{end}}
 {{if .Message}}<p class="updated" id="message">{{.Message}}</p>{{end}}
 {{if .NewSecret}}<div class="notice" id="new-secret-notice"><p>Signing secret of <span class="url">{{.NewSecretFor}}</span>: copy it now. It will not be shown again.</p>
