@@ -35,13 +35,21 @@ vet: check-go
 	$(GO) vet $(PKGS)
 
 # Tests create one fresh database per test on the server they are given, and drop it after.
-# The browser test needs Chromium and playwright-core: installed first, and required (not skipped).
+# The browser test needs Chromium and playwright-core, the Stripe adapter's test stripe-mock (in
+# ./bin): installed first, and required (not skipped).
+# Every distinct SQL statement the store executes is recorded (VITRINE_SQL_RECORD) and, last,
+# parsed with CockroachDB's grammar by origin/store/crdbcheck, which runs without -race (its
+# parser is large; go vet has compiled it already).
 test: fmt-check vet
 	@./deploy/local/ensure-browser.sh
-	@url="$${VITRINE_TEST_DATABASE_URL:-}"; \
+	@stripemock="$$(./deploy/local/ensure-stripe-mock.sh)" || exit 1; \
+	url="$${VITRINE_TEST_DATABASE_URL:-}"; \
 	if [ -z "$$url" ]; then url="$$(./deploy/local/ensure-postgres.sh)" || exit 1; url="$${url%%\?*}"; url="$${url%/*}/postgres?sslmode=disable"; fi; \
 	echo "make: testing against $$url" >&2; \
-	VITRINE_TEST_DATABASE_URL="$$url" VITRINE_REQUIRE_BROWSER=1 $(GO) test -race -count=1 -timeout 15m $(PKGS)
+	rec="$$(mktemp -d)"; trap 'rm -rf "$$rec"' EXIT; \
+	VITRINE_TEST_DATABASE_URL="$$url" VITRINE_REQUIRE_BROWSER=1 VITRINE_SQL_RECORD="$$rec" VITRINE_STRIPE_MOCK="$$stripemock" \
+		$(GO) test -race -count=1 -timeout 15m $$($(GO) list $(PKGS) | grep -v '/crdbcheck$$') && \
+	VITRINE_SQL_RECORD="$$rec" $(GO) test -count=1 ./origin/store/crdbcheck
 
 # Regenerate schema/openapi.json (served by edges at /api/openapi.json) from the route table and
 # the handlers' types; make test fails while the committed copy is stale.

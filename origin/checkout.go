@@ -71,6 +71,7 @@ func (s *Server) checkout(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	key := string(ctx.Request.Header.Peek("Idempotency-Key"))
 	scope := "checkout:" + hex.EncodeToString(hash)
 	resume := ""
+	var claimed time.Time // when this request claimed its Idempotency-Key
 	if key != "" {
 		if err := store.ValidateIdempotencyKey(key); err != nil {
 			s.Fail(ctx, rq, err)
@@ -83,6 +84,11 @@ func (s *Server) checkout(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		}
 		state, rec, err := s.db.BeginIdempotent(ctx, rq.Info, scope, key, h.Sum(nil), s.cfg.CheckoutLease)
 		if err != nil {
+			if schema.ErrorCode(err) == schema.CodeOutcomeUnknown {
+				// The claim may stand with nobody working on it: let the retry take it over.
+				s.endLease(ctx, rq, scope, key, rec.Claimed)
+				err = checkoutOutcomeUnknown(true)
+			}
 			s.Fail(ctx, rq, err)
 			return
 		}
@@ -93,7 +99,7 @@ func (s *Server) checkout(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 			ctx.Response.Header.SetContentTypeBytes(pipeline.ContentTypeCommerce)
 			ctx.SetStatusCode(rec.Status)
 			ctx.SetBody(rec.Body)
-			s.http.Count(pipeline.RouteIndex(rq.Route), rec.Status)
+			s.http.Observe(ctx, pipeline.RouteIndex(rq.Route), rec.Status)
 			return
 		case store.IdempotencyRunning:
 			s.Fail(ctx, rq, &schema.Error{Code: schema.CodeConflict, RetryAfter: 1,
@@ -106,16 +112,30 @@ func (s *Server) checkout(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		case store.IdempotencyTakeover:
 			resume = rec.Resource
 		}
+		claimed = rec.Claimed
 	} else {
 		var raw [16]byte
 		rand.Read(raw[:])
 		key = "auto-" + hex.EncodeToString(raw[:])
 	}
 	out := s.runCheckout(ctx, rq, hash, &in, customer, scope, key, resume)
+	explicitKey := !strings.HasPrefix(key, "auto-")
+	if schema.ErrorCode(out.err) == schema.CodeOutcomeUnknown {
+		// A write of this checkout may or may not have committed (the reserve, the settle).
+		// With a key, the key is kept and its lease ended: the client's retry takes it over
+		// and resumes the order if one was placed (authorizing again under the order's key
+		// charges nothing more), or places it once. Without one, nothing can tell a retry
+		// from a new checkout: an order left pending is released by the sweeper.
+		out.err = checkoutOutcomeUnknown(explicitKey)
+		if explicitKey {
+			out.keep = true
+			s.endLease(ctx, rq, scope, key, claimed)
+		}
+	}
 	if out.err != nil {
 		out.status = pipeline.Status(schema.AsError(out.err))
 	}
-	if !strings.HasPrefix(key, "auto-") {
+	if explicitKey {
 		// Bookkeeping of the key must not fail the answer: the key then expires by its lease.
 		bg := context.WithoutCancel(ctx)
 		switch {
@@ -190,7 +210,8 @@ func (s *Server) runCheckout(ctx context.Context, rq *handler.Request, hash []by
 	if o == nil {
 		var err error
 		if o, err = s.reserve(ctx, rq, hash, in, customer, scope, key); err != nil {
-			return checkoutOutcome{err: err}
+			// An unknown outcome keeps the key (checkout): the order may exist.
+			return checkoutOutcome{err: err, keep: schema.ErrorCode(err) == schema.CodeOutcomeUnknown}
 		}
 	}
 	switch o.Status {
@@ -246,6 +267,26 @@ func (s *Server) runCheckout(ctx context.Context, rq *handler.Request, hash []by
 
 var providerDown = &schema.Error{Code: schema.CodeUnavailable, RetryAfter: 2,
 	Message: "the payment provider is unavailable; you have not been charged; retry shortly"}
+
+// checkoutOutcomeUnknown is the answer (504) to a checkout whose database write has an unknown
+// outcome: safe to retry with the same Idempotency-Key, not without one.
+func checkoutOutcomeUnknown(withKey bool) *schema.Error {
+	if withKey {
+		return &schema.Error{Code: schema.CodeOutcomeUnknown, RetryAfter: 1, Message: "the outcome of this checkout is unknown: " +
+			"the database did not confirm whether the order was saved; retrying with the same Idempotency-Key is safe: " +
+			"it answers with the order if it was placed, or places it once, and never charges twice"}
+	}
+	return &schema.Error{Code: schema.CodeOutcomeUnknown, Message: "the outcome of this checkout is unknown: " +
+		"the database did not confirm whether the order was saved; look for the order before checking out again " +
+		"(send an Idempotency-Key to make a retry safe)"}
+}
+
+// endLease ends the lease of this checkout's claim on its key (store.EndIdempotentLease).
+func (s *Server) endLease(ctx context.Context, rq *handler.Request, scope, key string, claimed time.Time) {
+	if err := s.db.EndIdempotentLease(context.WithoutCancel(ctx), rq.Info, scope, key, claimed); err != nil {
+		s.log.Warn("idempotency: ending a key's lease failed; a retry waits for the lease", "err", err)
+	}
+}
 
 // reserve prices the cart and, in one transaction, takes stock, redeems coupons, debits gift
 // cards and inserts the order as pending_payment. The transaction may be retried: it calls

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -30,6 +31,9 @@ type Config struct {
 	MaxConns int32
 	// OnRetry is called once per retried attempt (the metric of transaction retries).
 	OnRetry func()
+	// OnTx, when set, is told how long each transaction took, its retries and backoff included,
+	// whatever its outcome (the metric of transaction durations).
+	OnTx func(time.Duration)
 	// OnCommit is called after a transaction that recorded changes has committed, with the last
 	// version it took of each log. The relay in the same process uses it to wake up.
 	OnCommit func(commits []LogCommit)
@@ -48,13 +52,23 @@ type LogCommit struct {
 type DB struct {
 	pool pool
 	cfg  Config
+	rec  *sqlRecorder // nil unless the URL asks for recording (RecordSQLParam)
 }
 
-// Open connects to the database at dsn (a PostgreSQL URL) and checks that it answers.
+// Open connects to the database at dsn (a PostgreSQL URL) and checks that it answers. The URL
+// may carry RecordSQLParam (tests).
 func Open(ctx context.Context, dsn string, cfg Config) (*DB, error) {
 	pcfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("store: parse database URL: %w", err)
+	}
+	var rec *sqlRecorder
+	if dir, ok := pcfg.ConnConfig.RuntimeParams[RecordSQLParam]; ok {
+		delete(pcfg.ConnConfig.RuntimeParams, RecordSQLParam)
+		if dir != "" {
+			rec = newSQLRecorder(dir)
+			pcfg.ConnConfig.Tracer = rec
+		}
 	}
 	if cfg.MaxConns > 0 {
 		pcfg.MaxConns = cfg.MaxConns
@@ -98,11 +112,17 @@ func Open(ctx context.Context, dsn string, cfg Config) (*DB, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &DB{pool: pool{p}, cfg: cfg}, nil
+	return &DB{pool: pool{p}, cfg: cfg, rec: rec}, nil
 }
 
-// Close closes the pool.
-func (db *DB) Close() { db.pool.Close() }
+// Close closes the pool (and writes the recorded SQL, when recording).
+func (db *DB) Close() {
+	db.pool.Close()
+	if db.rec != nil {
+		// Best effort: a statement not written is a statement not checked, never a failure here.
+		db.rec.flush()
+	}
+}
 
 // Ping checks that the database answers.
 func (db *DB) Ping(ctx context.Context) error { return db.pool.Ping(ctx) }
@@ -114,6 +134,43 @@ func (db *DB) now() time.Time { return db.cfg.Now().UTC().Truncate(time.Microsec
 // errBudget is returned (as a schema.Error) when a transaction could not commit within its retry
 // count and budget.
 var errBudget = &schema.Error{Code: schema.CodeUnavailable, Message: "the database is busy; retry shortly", RetryAfter: 1}
+
+// ErrOutcomeUnknown is the error (a *schema.Error, code outcome_unknown, answered 504) of a
+// transaction whose COMMIT was sent but whose answer never came or said the outcome is unknown
+// (CockroachDB's 40003, a connection lost during COMMIT): it may have been applied. It is never
+// retried, as the first attempt may have committed; callers with an idempotency key resolve it
+// on the client's retry (the checkout does). Compare codes with schema.ErrorCode, not pointers.
+var ErrOutcomeUnknown = &schema.Error{Code: schema.CodeOutcomeUnknown,
+	Message: "the database did not confirm whether this change was saved: it may have been applied; check before repeating it"}
+
+// commitUnknown wraps the error of a COMMIT whose outcome is unknown.
+type commitUnknown struct{ err error }
+
+func (e *commitUnknown) Error() string { return "store: commit outcome unknown: " + e.err.Error() }
+func (e *commitUnknown) Unwrap() error { return e.err }
+
+// commitOutcomeUnknown reports whether err, returned by COMMIT, leaves the transaction's outcome
+// unknown. A definite answer (a serialization failure, a deferred constraint, a transaction
+// already rolled back) is known; 40003 (statement_completion_unknown, CockroachDB's "result is
+// ambiguous"), an error sent as the connection ends, and no answer at all are not. Any error
+// without an SQLSTATE counts as unknown, even one pgx calls safe to retry: when the answer to
+// COMMIT never comes, pgx v5 reports "conn closed" (a connLockError, "safe to retry") rather
+// than the read error (measured with storetest.Proxy). Unknown is the safe side: it is never
+// retried and never reported as a failure.
+func commitOutcomeUnknown(err error) bool {
+	if errors.Is(err, pgx.ErrTxCommitRollback) || errors.Is(err, pgx.ErrTxClosed) {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch {
+		case pgErr.Code == "40003", strings.HasPrefix(pgErr.Code, "08"), pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03":
+			return true
+		}
+		return pgErr.Severity == "FATAL" || pgErr.Severity == "PANIC"
+	}
+	return true
+}
 
 // Tx runs fn in a SERIALIZABLE transaction and commits it, retrying the whole transaction on
 // serialization failures (40001) and deadlocks (40P01).
@@ -158,6 +215,9 @@ func (db *DB) LockedWriteTx(ctx context.Context, fn func(tx *Tx) error) ([]LogCo
 }
 
 func (db *DB) tx(ctx context.Context, iso pgx.TxIsoLevel, fn func(tx *Tx) error) ([]LogCommit, error) {
+	if db.cfg.OnTx != nil {
+		defer db.observeTx(time.Now())
+	}
 	deadline := time.Now().Add(db.cfg.RetryBudget)
 	backoff := db.cfg.BaseBackoff
 	for attempt := 0; ; attempt++ {
@@ -167,6 +227,15 @@ func (db *DB) tx(ctx context.Context, iso pgx.TxIsoLevel, fn func(tx *Tx) error)
 				db.cfg.OnCommit(commits)
 			}
 			return commits, nil
+		}
+		var unknown *commitUnknown
+		if errors.As(err, &unknown) {
+			if ctx.Err() != nil {
+				return nil, ctx.Err() // the caller gave up while COMMIT was in flight
+			}
+			// Never retried: the attempt may have committed. Relays in this process learn of
+			// its versions, if any, by polling.
+			return nil, ErrOutcomeUnknown
 		}
 		if !retryable(err) {
 			return nil, mapError(err)
@@ -217,6 +286,9 @@ func (db *DB) attempt(ctx context.Context, iso pgx.TxIsoLevel, fn func(tx *Tx) e
 		return nil, err
 	}
 	if err := pg.Commit(detach(ctx)); err != nil {
+		if commitOutcomeUnknown(err) {
+			return nil, &commitUnknown{err}
+		}
 		return nil, err
 	}
 	return commits, nil
@@ -265,6 +337,8 @@ func mapError(err error) error {
 			return &schema.Error{Code: schema.CodeInvalid, Message: "a value is too long"}
 		case "22003": // numeric_value_out_of_range
 			return &schema.Error{Code: schema.CodeInvalid, Message: "a number is out of range"}
+		case "40003": // statement_completion_unknown (CockroachDB: "result is ambiguous")
+			return ErrOutcomeUnknown
 		case "57014": // query_canceled (statement timeout)
 			return &schema.Error{Code: schema.CodeUnavailable, Message: "the database is busy; retry shortly", RetryAfter: 1}
 		}
@@ -279,22 +353,23 @@ func mapError(err error) error {
 	return fmt.Errorf("store: %w", err)
 }
 
+// uniqueMessages words the unique violations of constraints the migrations name explicitly
+// (CONSTRAINT <name>: CockroachDB's generated names are not PostgreSQL's); a test checks that
+// each exists after migrating.
+var uniqueMessages = map[string]string{
+	"products_tenant_id_slug_key":   "slug already exists",
+	"categories_tenant_id_slug_key": "slug already exists",
+	"variants_tenant_id_sku_key":    "sku already exists",
+	"currencies_pkey":               "currency already exists",
+	"users_tenant_id_login_key":     "login already exists",
+	"users_tenant_id_email_key":     "email already exists",
+	"tenants_slug_key":              "tenant slug already exists",
+	"tenant_domains_pkey":           "domain already belongs to a tenant",
+}
+
 func uniqueMessage(constraint string) string {
-	switch constraint {
-	case "products_tenant_id_slug_key", "categories_tenant_id_slug_key":
-		return "slug already exists"
-	case "variants_tenant_id_sku_key":
-		return "sku already exists"
-	case "currencies_pkey":
-		return "currency already exists"
-	case "users_tenant_id_login_key":
-		return "login already exists"
-	case "users_tenant_id_email_key":
-		return "email already exists"
-	case "tenants_slug_key":
-		return "tenant slug already exists"
-	case "tenant_domains_pkey":
-		return "domain already belongs to a tenant"
+	if m, ok := uniqueMessages[constraint]; ok {
+		return m
 	}
 	return "already exists"
 }

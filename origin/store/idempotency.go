@@ -34,6 +34,9 @@ type IdempotencyRecord struct {
 	Status   int
 	Body     []byte
 	Resource string
+	// Claimed is when this request claimed the key (IdempotencyNew, IdempotencyTakeover): it
+	// identifies the claim for EndIdempotentLease.
+	Claimed time.Time
 }
 
 // IdempotencyKeyTTL is how long a finished key is remembered.
@@ -55,11 +58,17 @@ func ValidateIdempotencyKey(k string) error {
 
 // BeginIdempotent claims key in scope for a request whose body hashes to requestHash. A key
 // whose request is running for longer than lease is taken over.
+//
+// A claim whose COMMIT has an unknown outcome is resolved here: the claim is stamped with a
+// time fixed before the first attempt, and the transaction runs again; if the first one
+// committed, the row it left (running, that time, that body) is recognised as this request's
+// own. The locking read waits for a COMMIT still in flight on the server.
 func (db *DB) BeginIdempotent(ctx context.Context, t *schema.Tenant, scope, key string, requestHash []byte, lease time.Duration) (IdempotencyState, IdempotencyRecord, error) {
 	var state IdempotencyState
 	var rec IdempotencyRecord
-	err := db.Tx(ctx, func(tx *Tx) error {
-		state, rec = IdempotencyNew, IdempotencyRecord{}
+	claim := db.now()
+	claimOnce := func(tx *Tx) error {
+		state, rec = IdempotencyNew, IdempotencyRecord{Claimed: claim}
 		var hash []byte
 		var st string
 		var created, expires time.Time
@@ -70,19 +79,25 @@ func (db *DB) BeginIdempotent(ctx context.Context, t *schema.Tenant, scope, key 
 		case err == pgx.ErrNoRows:
 			tag, err := tx.pg.Exec(ctx, `INSERT INTO idempotency_keys (tenant_id, key, scope, request_hash, state, created_at, expires_at)
 				VALUES ($1, $2, $3, $4, 'running', $5, $6) ON CONFLICT DO NOTHING`,
-				t.ID, key, scope, requestHash, tx.now, tx.now.Add(IdempotencyKeyTTL))
+				t.ID, key, scope, requestHash, claim, claim.Add(IdempotencyKeyTTL))
 			if err == nil && tag.RowsAffected() == 0 {
 				state = IdempotencyRunning // another request inserted it a moment ago
 			}
 			return err
 		case err != nil:
 			return err
+		case st == "running" && created.Equal(claim) && bytes.Equal(hash, requestHash):
+			// This request's own claim, committed by an attempt whose outcome was unknown.
+			if rec.Resource != "" {
+				state = IdempotencyTakeover
+			}
+			return nil
 		case !expires.After(tx.now):
 			// Forgotten: the key starts over.
-			rec = IdempotencyRecord{}
+			rec = IdempotencyRecord{Claimed: claim}
 			_, err := tx.pg.Exec(ctx, `UPDATE idempotency_keys SET request_hash = $4, state = 'running', response_status = 0,
 				response_body = '', resource = '', created_at = $5, expires_at = $6 WHERE tenant_id = $1 AND scope = $2 AND key = $3`,
-				t.ID, scope, key, requestHash, tx.now, tx.now.Add(IdempotencyKeyTTL))
+				t.ID, scope, key, requestHash, claim, claim.Add(IdempotencyKeyTTL))
 			return err
 		case !bytes.Equal(hash, requestHash):
 			state = IdempotencyMismatch
@@ -96,10 +111,30 @@ func (db *DB) BeginIdempotent(ctx context.Context, t *schema.Tenant, scope, key 
 		}
 		state = IdempotencyTakeover
 		_, err = tx.pg.Exec(ctx, `UPDATE idempotency_keys SET created_at = $4 WHERE tenant_id = $1 AND scope = $2 AND key = $3`,
-			t.ID, scope, key, tx.now)
+			t.ID, scope, key, claim)
+		return err
+	}
+	var err error
+	for range 3 {
+		if err = db.Tx(ctx, claimOnce); schema.ErrorCode(err) != schema.CodeOutcomeUnknown {
+			break
+		}
+	}
+	return state, rec, err
+}
+
+// EndIdempotentLease ends at once the lease of a key this request claimed at claimed (its
+// IdempotencyRecord.Claimed) and still holds: the next request with the key takes it over and
+// resumes from its resource, instead of waiting for the lease. A request whose last write has
+// an unknown outcome calls it, so that the client's retry finds out what happened. The UPDATE
+// waits for that write's transaction if it is still committing (it locked the same row).
+func (db *DB) EndIdempotentLease(ctx context.Context, t *schema.Tenant, scope, key string, claimed time.Time) error {
+	return db.Tx(ctx, func(tx *Tx) error {
+		_, err := tx.pg.Exec(ctx, `UPDATE idempotency_keys SET created_at = $5
+			WHERE tenant_id = $1 AND scope = $2 AND key = $3 AND state = 'running' AND created_at = $4`,
+			t.ID, scope, key, claimed, time.Unix(0, 0).UTC())
 		return err
 	})
-	return state, rec, err
 }
 
 // SetIdempotentResource records the resource a running idempotent request created, in the

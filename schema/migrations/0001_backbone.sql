@@ -6,9 +6,9 @@ CREATE TABLE IF NOT EXISTS cluster_meta (
 );
 
 -- Tenant registry. Replicated on the platform log so edges resolve hosts without the origin.
-CREATE TABLE tenants (
+CREATE TABLE IF NOT EXISTS tenants (
     id          UUID PRIMARY KEY,
-    slug        TEXT NOT NULL UNIQUE,
+    slug        TEXT NOT NULL CONSTRAINT tenants_slug_key UNIQUE,
     name        TEXT NOT NULL,
     base_url    TEXT NOT NULL,
     shard       INT4 NOT NULL DEFAULT 0,
@@ -22,22 +22,22 @@ CREATE TABLE tenants (
 );
 
 -- Custom domains: one host names one tenant.
-CREATE TABLE tenant_domains (
-    domain    TEXT PRIMARY KEY,
+CREATE TABLE IF NOT EXISTS tenant_domains (
+    domain    TEXT CONSTRAINT tenant_domains_pkey PRIMARY KEY,
     tenant_id UUID NOT NULL REFERENCES tenants (id) ON DELETE CASCADE
 );
-CREATE INDEX tenant_domains_tenant ON tenant_domains (tenant_id);
+CREATE INDEX IF NOT EXISTS tenant_domains_tenant ON tenant_domains (tenant_id);
 
 -- Per-log version: one small row per tenant (and one for the platform registry, keyed by the
 -- nil UUID). A transaction changing k replicated rows adds k here and takes those k versions.
-CREATE TABLE log_versions (
+CREATE TABLE IF NOT EXISTS log_versions (
     log_id  UUID PRIMARY KEY,
     version INT8 NOT NULL
 );
 
 -- Replication outbox: one row per replicated change, written in the changing transaction. The
 -- relay publishes rows in version order and deletes them once the stream holds them.
-CREATE TABLE repl_outbox (
+CREATE TABLE IF NOT EXISTS repl_outbox (
     log_id    UUID NOT NULL,
     version   INT8 NOT NULL,
     txn_first INT8 NOT NULL,
@@ -50,18 +50,18 @@ CREATE TABLE repl_outbox (
 );
 
 -- Event outbox: domain events for webhooks. Never bumps a log version; never reaches an edge.
-CREATE TABLE event_outbox (
+CREATE TABLE IF NOT EXISTS event_outbox (
     id         UUID PRIMARY KEY,
     tenant_id  UUID NOT NULL,
     kind       TEXT NOT NULL,
     payload    BYTEA NOT NULL,
     created_at TIMESTAMPTZ NOT NULL
 );
-CREATE INDEX event_outbox_created ON event_outbox (created_at, id);
+CREATE INDEX IF NOT EXISTS event_outbox_created ON event_outbox (created_at, id);
 
 -- Relay leases: one holder per name at a time; the token increases with every new holder and
 -- fences the bookkeeping of a holder that lost its lease.
-CREATE TABLE relay_leases (
+CREATE TABLE IF NOT EXISTS relay_leases (
     name       TEXT PRIMARY KEY,
     holder     TEXT NOT NULL,
     token      INT8 NOT NULL,
@@ -70,7 +70,7 @@ CREATE TABLE relay_leases (
 
 -- Per-tenant integer id allocator. Spaces: 'post' (posts, pages, media, blocks, navigation,
 -- revisions), 'term', 'user', 'catalog' (products, variants, categories).
-CREATE TABLE id_alloc (
+CREATE TABLE IF NOT EXISTS id_alloc (
     tenant_id UUID NOT NULL,
     space     TEXT NOT NULL,
     next_id   INT8 NOT NULL,
@@ -78,7 +78,7 @@ CREATE TABLE id_alloc (
 );
 
 -- Staff users of a tenant (CMS authors and catalog managers).
-CREATE TABLE users (
+CREATE TABLE IF NOT EXISTS users (
     tenant_id    UUID NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
     id           INT8 NOT NULL,
     login        TEXT NOT NULL,
@@ -89,14 +89,14 @@ CREATE TABLE users (
     created_at   TIMESTAMPTZ NOT NULL,
     version      INT8 NOT NULL,
     PRIMARY KEY (tenant_id, id),
-    UNIQUE (tenant_id, login),
-    UNIQUE (tenant_id, email)
+    CONSTRAINT users_tenant_id_login_key UNIQUE (tenant_id, login),
+    CONSTRAINT users_tenant_id_email_key UNIQUE (tenant_id, email)
 );
 
 -- Application passwords: a keyed hash of the password (HMAC-SHA256 with the server secret), looked
 -- up by hash. They are high-entropy, so a fast keyed hash is the right tool; a slow KDF would make
 -- every wrong password a CPU sink.
-CREATE TABLE app_passwords (
+CREATE TABLE IF NOT EXISTS app_passwords (
     tenant_id    UUID NOT NULL,
     uuid         UUID NOT NULL,
     user_id      INT8 NOT NULL,
@@ -109,7 +109,7 @@ CREATE TABLE app_passwords (
     FOREIGN KEY (tenant_id, user_id) REFERENCES users (tenant_id, id) ON DELETE CASCADE
 );
 
-CREATE TABLE categories (
+CREATE TABLE IF NOT EXISTS categories (
     tenant_id   UUID NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
     id          INT8 NOT NULL,
     parent_id   INT8 NOT NULL DEFAULT 0,
@@ -121,10 +121,10 @@ CREATE TABLE categories (
     updated_at  TIMESTAMPTZ NOT NULL,
     version     INT8 NOT NULL,
     PRIMARY KEY (tenant_id, id),
-    UNIQUE (tenant_id, slug)
+    CONSTRAINT categories_tenant_id_slug_key UNIQUE (tenant_id, slug)
 );
 
-CREATE TABLE products (
+CREATE TABLE IF NOT EXISTS products (
     tenant_id    UUID NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
     id           INT8 NOT NULL,
     slug         TEXT NOT NULL,
@@ -139,10 +139,10 @@ CREATE TABLE products (
     updated_at   TIMESTAMPTZ NOT NULL,
     version      INT8 NOT NULL,
     PRIMARY KEY (tenant_id, id),
-    UNIQUE (tenant_id, slug)
+    CONSTRAINT products_tenant_id_slug_key UNIQUE (tenant_id, slug)
 );
 
-CREATE TABLE variants (
+CREATE TABLE IF NOT EXISTS variants (
     tenant_id    UUID NOT NULL,
     id           INT8 NOT NULL,
     product_id   INT8 NOT NULL,
@@ -157,12 +157,12 @@ CREATE TABLE variants (
     updated_at   TIMESTAMPTZ NOT NULL,
     version      INT8 NOT NULL,
     PRIMARY KEY (tenant_id, id),
-    UNIQUE (tenant_id, sku),
+    CONSTRAINT variants_tenant_id_sku_key UNIQUE (tenant_id, sku),
     FOREIGN KEY (tenant_id, product_id) REFERENCES products (tenant_id, id) ON DELETE CASCADE
 );
-CREATE INDEX variants_product ON variants (tenant_id, product_id);
+CREATE INDEX IF NOT EXISTS variants_product ON variants (tenant_id, product_id);
 
-CREATE TABLE currencies (
+CREATE TABLE IF NOT EXISTS currencies (
     tenant_id  UUID NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
     code       TEXT NOT NULL,
     name       TEXT NOT NULL,
@@ -172,11 +172,11 @@ CREATE TABLE currencies (
     created_at TIMESTAMPTZ NOT NULL,
     updated_at TIMESTAMPTZ NOT NULL,
     version    INT8 NOT NULL,
-    PRIMARY KEY (tenant_id, code)
+    CONSTRAINT currencies_pkey PRIMARY KEY (tenant_id, code)
 );
 
 -- CMS posts (and, later, the other records of the post id space).
-CREATE TABLE posts (
+CREATE TABLE IF NOT EXISTS posts (
     tenant_id      UUID NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
     id             INT8 NOT NULL,
     type           TEXT NOT NULL,
@@ -202,4 +202,4 @@ CREATE TABLE posts (
     version        INT8 NOT NULL,
     PRIMARY KEY (tenant_id, id)
 );
-CREATE INDEX posts_slug ON posts (tenant_id, type, slug);
+CREATE INDEX IF NOT EXISTS posts_slug ON posts (tenant_id, type, slug);

@@ -3,7 +3,7 @@
 -- version or outbox rows; only stock availability crossings are replicated (as variant changes).
 
 -- Per-tenant commerce settings: tax, cart and session lifetimes.
-CREATE TABLE tenant_settings (
+CREATE TABLE IF NOT EXISTS tenant_settings (
     tenant_id          UUID PRIMARY KEY REFERENCES tenants (id) ON DELETE CASCADE,
     tax_basis_points   INT8 NOT NULL DEFAULT 0,      -- 1075 = 10.75%
     tax_inclusive      BOOL NOT NULL DEFAULT false,
@@ -14,7 +14,7 @@ CREATE TABLE tenant_settings (
 );
 
 -- Shipping methods, priced per currency (minor units); free over a merchandise subtotal.
-CREATE TABLE shipping_methods (
+CREATE TABLE IF NOT EXISTS shipping_methods (
     tenant_id  UUID NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
     code       TEXT NOT NULL,
     name       TEXT NOT NULL,
@@ -28,7 +28,7 @@ CREATE TABLE shipping_methods (
 
 -- Carts, keyed by the SHA-256 of the client's X-Cart-Session value: a leaked database does not
 -- reveal sessions. Items are keyed by variant: adding a variant twice adds to its quantity.
-CREATE TABLE carts (
+CREATE TABLE IF NOT EXISTS carts (
     tenant_id       UUID NOT NULL,
     session_hash    BYTEA NOT NULL,
     currency        TEXT NOT NULL,
@@ -45,9 +45,9 @@ CREATE TABLE carts (
     expires_at      TIMESTAMPTZ NOT NULL,
     PRIMARY KEY (tenant_id, session_hash)
 );
-CREATE INDEX carts_expiry ON carts (expires_at);
+CREATE INDEX IF NOT EXISTS carts_expiry ON carts (expires_at);
 
-CREATE TABLE cart_items (
+CREATE TABLE IF NOT EXISTS cart_items (
     tenant_id    UUID NOT NULL,
     session_hash BYTEA NOT NULL,
     variant_id   INT8 NOT NULL,
@@ -58,7 +58,7 @@ CREATE TABLE cart_items (
 );
 
 -- Customers of a store. Passwords: argon2id (memory-hard), encoded with their parameters.
-CREATE TABLE customers (
+CREATE TABLE IF NOT EXISTS customers (
     tenant_id     UUID NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
     id            INT8 NOT NULL,
     email         TEXT NOT NULL,   -- lowercased
@@ -70,7 +70,7 @@ CREATE TABLE customers (
 );
 
 -- Customer session tokens, stored hashed; looked up by hash.
-CREATE TABLE customer_tokens (
+CREATE TABLE IF NOT EXISTS customer_tokens (
     tenant_id   UUID NOT NULL,
     token_hash  BYTEA NOT NULL,
     customer_id INT8 NOT NULL,
@@ -80,7 +80,7 @@ CREATE TABLE customer_tokens (
     FOREIGN KEY (tenant_id, customer_id) REFERENCES customers (tenant_id, id) ON DELETE CASCADE
 );
 
-CREATE TABLE customer_addresses (
+CREATE TABLE IF NOT EXISTS customer_addresses (
     tenant_id   UUID NOT NULL,
     customer_id INT8 NOT NULL,
     id          INT8 NOT NULL,
@@ -91,7 +91,7 @@ CREATE TABLE customer_addresses (
     FOREIGN KEY (tenant_id, customer_id) REFERENCES customers (tenant_id, id) ON DELETE CASCADE
 );
 
-CREATE TABLE wishlist_items (
+CREATE TABLE IF NOT EXISTS wishlist_items (
     tenant_id   UUID NOT NULL,
     customer_id INT8 NOT NULL,
     product_id  INT8 NOT NULL,
@@ -102,7 +102,7 @@ CREATE TABLE wishlist_items (
 
 -- Coupons, by normalised (uppercase) code. usage_count is taken with a conditional update, so a
 -- single-use coupon is redeemed once whatever the concurrency.
-CREATE TABLE coupons (
+CREATE TABLE IF NOT EXISTS coupons (
     tenant_id          UUID NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
     code               TEXT NOT NULL,
     kind               TEXT NOT NULL,          -- percent | fixed
@@ -121,7 +121,7 @@ CREATE TABLE coupons (
     PRIMARY KEY (tenant_id, code)
 );
 
-CREATE TABLE coupon_redemptions (
+CREATE TABLE IF NOT EXISTS coupon_redemptions (
     tenant_id   UUID NOT NULL,
     code        TEXT NOT NULL,
     order_id    UUID NOT NULL,
@@ -131,10 +131,10 @@ CREATE TABLE coupon_redemptions (
     created_at  TIMESTAMPTZ NOT NULL,
     PRIMARY KEY (tenant_id, code, order_id)
 );
-CREATE INDEX coupon_redemptions_customer ON coupon_redemptions (tenant_id, code, email);
+CREATE INDEX IF NOT EXISTS coupon_redemptions_customer ON coupon_redemptions (tenant_id, code, email);
 
 -- Gift cards, by the SHA-256 of their normalised code; the API only ever shows the last four.
-CREATE TABLE gift_cards (
+CREATE TABLE IF NOT EXISTS gift_cards (
     tenant_id       UUID NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
     code_hash       BYTEA NOT NULL,
     last4           TEXT NOT NULL,
@@ -147,17 +147,17 @@ CREATE TABLE gift_cards (
     PRIMARY KEY (tenant_id, code_hash)
 );
 
-CREATE TABLE gift_card_uses (
+CREATE TABLE IF NOT EXISTS gift_card_uses (
     tenant_id  UUID NOT NULL,
     code_hash  BYTEA NOT NULL,
     order_id   UUID NOT NULL,
     amount     INT8 NOT NULL,   -- negative: a refund to the card
     created_at TIMESTAMPTZ NOT NULL
 );
-CREATE INDEX gift_card_uses_card ON gift_card_uses (tenant_id, code_hash);
+CREATE INDEX IF NOT EXISTS gift_card_uses_card ON gift_card_uses (tenant_id, code_hash);
 
 -- Orders. The reference is random and unguessable; orders are never replicated.
-CREATE TABLE orders (
+CREATE TABLE IF NOT EXISTS orders (
     tenant_id          UUID NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
     id                 UUID NOT NULL,
     reference          TEXT NOT NULL,
@@ -179,9 +179,9 @@ CREATE TABLE orders (
     PRIMARY KEY (tenant_id, id),
     UNIQUE (tenant_id, reference)
 );
-CREATE INDEX orders_customer ON orders (tenant_id, customer_id, created_at);
+CREATE INDEX IF NOT EXISTS orders_customer ON orders (tenant_id, customer_id, created_at);
 
-CREATE TABLE order_lines (
+CREATE TABLE IF NOT EXISTS order_lines (
     tenant_id  UUID NOT NULL,
     order_id   UUID NOT NULL,
     line_no    INT4 NOT NULL,
@@ -196,12 +196,13 @@ CREATE TABLE order_lines (
     tax        INT8 NOT NULL,
     total      INT8 NOT NULL,
     PRIMARY KEY (tenant_id, order_id, line_no),
-    FOREIGN KEY (tenant_id, order_id) REFERENCES orders (tenant_id, id) ON DELETE CASCADE
+    -- Named explicitly: migration 0007 drops it by this name (PostgreSQL's generated name).
+    CONSTRAINT order_lines_tenant_id_order_id_fkey FOREIGN KEY (tenant_id, order_id) REFERENCES orders (tenant_id, id) ON DELETE CASCADE
 );
 
 -- Idempotency keys of POST requests: the first request's outcome is replayed for the same key
 -- and body; another body is refused; a request still running makes the next one wait (409).
-CREATE TABLE idempotency_keys (
+CREATE TABLE IF NOT EXISTS idempotency_keys (
     tenant_id       UUID NOT NULL,
     key             TEXT NOT NULL,
     scope           TEXT NOT NULL,   -- the route and the caller (cart session or customer)
@@ -213,11 +214,11 @@ CREATE TABLE idempotency_keys (
     expires_at      TIMESTAMPTZ NOT NULL,
     PRIMARY KEY (tenant_id, scope, key)
 );
-CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
+CREATE INDEX IF NOT EXISTS idempotency_keys_expiry ON idempotency_keys (expires_at);
 
 -- Fixed-window counters for the throttles that must hold across origins (logins, tracking,
 -- coupon and gift-card checks, newsletter, contact).
-CREATE TABLE throttles (
+CREATE TABLE IF NOT EXISTS throttles (
     tenant_id    UUID NOT NULL,
     key          TEXT NOT NULL,
     window_start TIMESTAMPTZ NOT NULL,
@@ -227,7 +228,7 @@ CREATE TABLE throttles (
 
 -- The built-in test payment provider's ledger: authorizations by idempotency key, so that a
 -- retried checkout never charges twice.
-CREATE TABLE test_payments (
+CREATE TABLE IF NOT EXISTS test_payments (
     tenant_id       UUID NOT NULL,
     idempotency_key TEXT NOT NULL,
     id              TEXT NOT NULL,

@@ -6,7 +6,7 @@
 
 -- Return requests (RMAs): line-level, with a reason per line.
 -- Status: submitted -> approved | declined; approved -> received -> refunded.
-CREATE TABLE returns (
+CREATE TABLE IF NOT EXISTS returns (
     tenant_id     UUID NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
     id            UUID NOT NULL,
     order_id      UUID NOT NULL,
@@ -21,11 +21,11 @@ CREATE TABLE returns (
     PRIMARY KEY (tenant_id, id),
     UNIQUE (tenant_id, rma)
 );
-CREATE INDEX returns_order ON returns (tenant_id, order_id);
-CREATE INDEX returns_status ON returns (tenant_id, status, created_at);
+CREATE INDEX IF NOT EXISTS returns_order ON returns (tenant_id, order_id);
+CREATE INDEX IF NOT EXISTS returns_status ON returns (tenant_id, status, created_at);
 
 -- Newsletter subscriptions, one per email (lowercased): subscribing twice changes nothing.
-CREATE TABLE newsletter_subscribers (
+CREATE TABLE IF NOT EXISTS newsletter_subscribers (
     tenant_id  UUID NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
     email      TEXT NOT NULL,
     created_at TIMESTAMPTZ NOT NULL,
@@ -33,7 +33,7 @@ CREATE TABLE newsletter_subscribers (
 );
 
 -- Contact form messages, stored for the merchant.
-CREATE TABLE contact_messages (
+CREATE TABLE IF NOT EXISTS contact_messages (
     tenant_id  UUID NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
     id         UUID NOT NULL,
     name       TEXT NOT NULL,
@@ -45,10 +45,10 @@ CREATE TABLE contact_messages (
     created_at TIMESTAMPTZ NOT NULL,
     PRIMARY KEY (tenant_id, id)
 );
-CREATE INDEX contact_messages_created ON contact_messages (tenant_id, created_at);
+CREATE INDEX IF NOT EXISTS contact_messages_created ON contact_messages (tenant_id, created_at);
 
 -- Product reviews. Only approved reviews are replicated. One review per customer per product.
-CREATE TABLE reviews (
+CREATE TABLE IF NOT EXISTS reviews (
     tenant_id   UUID NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
     id          INT8 NOT NULL,
     product_id  INT8 NOT NULL,
@@ -65,11 +65,11 @@ CREATE TABLE reviews (
     PRIMARY KEY (tenant_id, id),
     UNIQUE (tenant_id, product_id, customer_id)
 );
-CREATE INDEX reviews_status ON reviews (tenant_id, status, created_at);
+CREATE INDEX IF NOT EXISTS reviews_status ON reviews (tenant_id, status, created_at);
 
 -- Flash sales: a percentage off listed products between two instants. Replicated; edges apply
 -- them at read time and expire cached bodies at each start and end.
-CREATE TABLE flash_sales (
+CREATE TABLE IF NOT EXISTS flash_sales (
     tenant_id   UUID NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
     id          INT8 NOT NULL,
     slug        TEXT NOT NULL,
@@ -86,7 +86,7 @@ CREATE TABLE flash_sales (
 );
 
 -- Merchant-defined storefront sections (hero, collection, banner...), ordered. Replicated.
-CREATE TABLE storefront_sections (
+CREATE TABLE IF NOT EXISTS storefront_sections (
     tenant_id  UUID NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
     id         INT8 NOT NULL,
     kind       TEXT NOT NULL,
@@ -102,7 +102,7 @@ CREATE TABLE storefront_sections (
 
 -- Social proof per product, computed at the origin from orders and approved reviews, and
 -- replicated in batches of changed values only (never per request, never per order).
-CREATE TABLE product_stats (
+CREATE TABLE IF NOT EXISTS product_stats (
     tenant_id     UUID NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
     product_id    INT8 NOT NULL,
     purchases_7d  INT8 NOT NULL,

@@ -12,6 +12,11 @@
 --
 -- Measured with 50 parallel checkouts of different products (cmd/vitrine
 -- TestCheckoutUnderConcurrency): see the README's performance section.
-ALTER TABLE order_lines DROP CONSTRAINT order_lines_tenant_id_order_id_fkey;
+--
+-- Idempotent, as every migration (a file that failed half-way runs again from its start): the
+-- constraint dropped is the one 0002 names; the one added is dropped first if it exists.
+-- fillfactor is a PostgreSQL storage parameter; CockroachDB accepts it and ignores it.
+ALTER TABLE order_lines DROP CONSTRAINT IF EXISTS order_lines_tenant_id_order_id_fkey;
+ALTER TABLE order_lines DROP CONSTRAINT IF EXISTS order_lines_tenant_fkey;
 ALTER TABLE order_lines ADD CONSTRAINT order_lines_tenant_fkey FOREIGN KEY (tenant_id) REFERENCES tenants (id) ON DELETE CASCADE;
 ALTER TABLE variants SET (fillfactor = 70);

@@ -10,4 +10,6 @@ CREATE TABLE IF NOT EXISTS bundles (
     updated_at TIMESTAMPTZ NOT NULL,
     PRIMARY KEY (tenant_id, product_id)
 );
-CREATE INDEX IF NOT EXISTS bundles_components ON bundles USING GIN (components jsonb_path_ops);
+-- The default operator class (jsonb_ops) answers the containment (@>) lookups: CockroachDB has
+-- no jsonb_path_ops (a database migrated before keeps its jsonb_path_ops index of this name).
+CREATE INDEX IF NOT EXISTS bundles_components ON bundles USING GIN (components);

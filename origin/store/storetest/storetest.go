@@ -1,6 +1,10 @@
 // Package storetest gives tests a fresh, migrated database on the PostgreSQL server named by
 // VITRINE_TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres): a new
 // database per call, dropped when the test ends. Only tests import it.
+//
+// When VITRINE_SQL_RECORD names a directory, the URLs it returns ask the store to record every
+// distinct SQL text it executes there (store.RecordSQLParam); make test then parses each one
+// with CockroachDB's grammar (origin/store/crdbcheck).
 package storetest
 
 import (
@@ -9,6 +13,7 @@ import (
 	"encoding/hex"
 	"net/url"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,6 +68,11 @@ func NewDatabase(t testing.TB) string {
 		t.Fatal(err)
 	}
 	u.Path = "/" + name
+	if dir := os.Getenv("VITRINE_SQL_RECORD"); dir != "" {
+		q := u.Query()
+		q.Set(store.RecordSQLParam, dir)
+		u.RawQuery = q.Encode()
+	}
 	return u.String()
 }
 
@@ -112,4 +122,41 @@ func ResetDatabase(t testing.TB, dsn string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// Schema describes the database at dsn as text, for comparing two databases: every column
+// (type, nullability, default), constraint (definition), index (definition) and table storage
+// parameter of the public schema, sorted. Bookkeeping rows are not included.
+func Schema(t testing.TB, dsn string) string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var b strings.Builder
+	for _, q := range []string{
+		`SELECT 'column ' || table_name || '.' || column_name || ' ' || data_type || ' null=' || is_nullable || ' default=' || coalesce(column_default, '')
+			FROM information_schema.columns WHERE table_schema = 'public' ORDER BY 1`,
+		`SELECT 'constraint ' || conrelid::regclass::text || '.' || conname || ' ' || pg_get_constraintdef(oid)
+			FROM pg_constraint WHERE connamespace = 'public'::regnamespace ORDER BY 1`,
+		`SELECT 'index ' || indexdef FROM pg_indexes WHERE schemaname = 'public' ORDER BY 1`,
+		`SELECT 'storage ' || relname || ' ' || array_to_string(reloptions, ',')
+			FROM pg_class WHERE relnamespace = 'public'::regnamespace AND reloptions IS NOT NULL ORDER BY 1`,
+	} {
+		rows, err := conn.Query(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range lines {
+			b.WriteString(l)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
 }

@@ -1,0 +1,31 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+
+	"vitrine/schema/migrations"
+)
+
+// ErrInjected is the failure MigrateInterrupted injects.
+var ErrInjected = errors.New("injected failure")
+
+// MigrateInterrupted runs Migrate and fails it right after statement i (from 0) of the migration
+// version, as a crash there would.
+func (db *DB) MigrateInterrupted(ctx context.Context, version string, i int) error {
+	files, err := migrations.Files()
+	if err != nil {
+		return err
+	}
+	return db.migrate(ctx, files, migrateOptions{afterStatement: func(v string, j int) error {
+		if v == version && j == i {
+			return ErrInjected
+		}
+		return nil
+	}})
+}
+
+// UniqueConstraintNames lists the constraints whose violations have their own message.
+func UniqueConstraintNames() []string { return slices.Sorted(maps.Keys(uniqueMessages)) }
