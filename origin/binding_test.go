@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"vitrine/origin/handler"
+	"vitrine/origin/payment"
 	"vitrine/schema"
 )
 
@@ -13,8 +14,8 @@ import (
 // answered at edges are the read engine's: the origin answers them with its full replica
 // through one handler, read.
 func TestEveryRouteHasOneHandler(t *testing.T) {
-	// A secret is required (it seals webhook secrets); any will do to build the table.
-	s := New(Config{Secret: make([]byte, 32), Logger: slog.New(slog.DiscardHandler)}, nil, nil)
+	// A secret and a payment provider are required; any will do to build the table.
+	s := New(Config{Secret: make([]byte, 32), Payments: &payment.Test{}, Logger: slog.New(slog.DiscardHandler)}, nil, nil)
 	for _, n := range unbound(s.handlers, schema.Routes) {
 		t.Errorf("route %s is answered by the origin and has no handler", n)
 	}

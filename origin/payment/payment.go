@@ -107,6 +107,10 @@ type RefundRequest struct {
 	TenantID string
 	// PaymentKey is the authorization's idempotency key (the order id).
 	PaymentKey string
+	// PaymentID is the provider's reference of that authorization (Result.ID, the order's
+	// payment reference) when the caller knows it. Optional: a provider that needs it finds the
+	// payment by PaymentKey otherwise.
+	PaymentID string
 	// Key is the refund's idempotency key (the refund id).
 	Key      string
 	Amount   int64 // minor units, > 0

@@ -291,7 +291,7 @@ func (s *Service) pay(ctx *fasthttp.RequestCtx, rq *handler.Request, r *store.Re
 		return err
 	}
 	res, err := s.Payments.Refund(ctx, payment.RefundRequest{TenantID: rq.Info.ID, PaymentKey: r.OrderID, Key: r.ID,
-		Amount: r.CardAmount, Currency: o.Currency})
+		Amount: r.CardAmount, Currency: o.Currency, PaymentID: o.PaymentRef})
 	if err != nil {
 		s.Log.Warn("refund: payment provider failed; the refund stays pending", "err", err, "refund", r.ID)
 		return &schema.Error{Code: schema.CodeUnavailable, RetryAfter: 2,
