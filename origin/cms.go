@@ -275,6 +275,40 @@ func applyPost(rq *handler.Request, now time.Time, in *postInput, p *schema.Post
 	p.ModifiedGMT = now
 }
 
+// filterHTML filters the HTML a user without unfiltered_html writes, at write time, as
+// WordPress's kses filters do for authors and contributors (decision 21): the title with the
+// title policy (title_save_pre), the content, excerpt and footnotes with the post policy
+// (content_save_pre, excerpt_save_pre, the footnotes meta); a menu item's description and
+// attribute title are its content and excerpt. What is stored (raw) is the filtered text.
+func (s *Server) filterHTML(rq *handler.Request, in *postInput) {
+	if can(rq, schema.CapUnfilteredHTML) {
+		return
+	}
+	for _, t := range []*handler.Text{in.Content, in.Excerpt} {
+		if t != nil {
+			t.Raw = s.kses.Post(t.Raw)
+		}
+	}
+	if in.Title != nil {
+		in.Title.Raw = s.kses.Title(in.Title.Raw)
+	}
+	for _, p := range []*string{in.Description, in.AttrTitle} {
+		if p != nil {
+			*p = s.kses.Post(*p)
+		}
+	}
+	if in.Meta != nil {
+		if f, ok := (*in.Meta)["footnotes"]; ok {
+			meta := make(map[string]string, len(*in.Meta))
+			for k, v := range *in.Meta {
+				meta[k] = v
+			}
+			meta["footnotes"] = s.kses.Footnotes(f)
+			in.Meta = &meta
+		}
+	}
+}
+
 func termIDs(ids []handler.Int) []schema.TermID {
 	out := make([]schema.TermID, len(ids))
 	for i, id := range ids {
@@ -393,6 +427,7 @@ func (s *Server) createPost(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		s.Fail(ctx, rq, err)
 		return
 	}
+	s.filterHTML(rq, &in)
 	var view any
 	var id schema.PostID
 	t := postType(rq)
@@ -443,6 +478,7 @@ func (s *Server) updatePost(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		s.Fail(ctx, rq, err)
 		return
 	}
+	s.filterHTML(rq, &in)
 	var view any
 	commits, err := s.db.WriteTx(ctx, func(tx *store.Tx) error {
 		old, err := s.loadPost(ctx, rq, tx)

@@ -371,6 +371,7 @@ func (s *Server) createAutosave(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		s.Fail(ctx, rq, err)
 		return
 	}
+	s.filterHTML(rq, &in) // cms.go
 	var view *schema.RevisionView
 	commits, err := s.db.WriteTx(ctx, func(tx *store.Tx) error {
 		old, err := s.loadPost(ctx, rq, tx)

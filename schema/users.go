@@ -43,6 +43,10 @@ const (
 	CapCreateUsers          Capability = "create_users"
 	CapEditUsers            Capability = "edit_users"
 	CapManageOptions        Capability = "manage_options"
+	// CapUnfilteredHTML lets a user write HTML unfiltered (WordPress's unfiltered_html: editors
+	// and administrators). Without it, what the user writes is filtered at write time
+	// (origin/kses).
+	CapUnfilteredHTML Capability = "unfiltered_html"
 	// CapManageCatalog lets a user write products, variants, categories and currencies.
 	CapManageCatalog Capability = "manage_catalog"
 	// CapManageCommerce lets a user run what happens around orders: returns, customer messages
@@ -62,7 +66,7 @@ var roleCaps = func() map[Role]map[Capability]bool {
 	contributor := []Capability{CapRead, CapEditPosts, CapDeletePosts}
 	author := append(append([]Capability{}, contributor...), CapUploadFiles, CapEditPublishedPosts, CapPublishPosts, CapDeletePublishedPosts)
 	editor := append(append([]Capability{}, author...), CapEditOthersPosts, CapDeleteOthersPosts, CapReadPrivatePosts,
-		CapEditPrivatePosts, CapDeletePrivatePosts, CapManageCategories)
+		CapEditPrivatePosts, CapDeletePrivatePosts, CapManageCategories, CapUnfilteredHTML)
 	shop := append(append([]Capability{}, editor...), CapManageCatalog, CapManageCommerce, CapListUsers)
 	admin := append(append([]Capability{}, shop...), CapEditThemeOptions, CapCreateUsers, CapEditUsers, CapManageOptions)
 	return map[Role]map[Capability]bool{

@@ -77,7 +77,8 @@ func TestDiscoveryAndPipeline(t *testing.T) {
 		{"_envelope of a write", "POST", posts + "&_envelope&_fields=title.raw", auth, 200, "application/json; charset=UTF-8", `{"body":{"title":{"raw":"Enveloped"}},"status":201,"headers":{"Location":"https://shop.shop.example/index.php?rest_route=/cms/v2/posts/`},
 		{"_envelope of an unknown route", "GET", "/index.php?rest_route=/cms/v2/nothing&_envelope", "", 200, "application/json; charset=UTF-8", `{"body":{"code":"rest_no_route","message":"No route was found matching the URL and request method.","data":{"status":404}},"status":404,"headers":[]}`},
 		{"_envelope of a forbidden edit context", "GET", posts + "&context=edit&_envelope", "", 200, "application/json; charset=UTF-8", `{"body":{"code":"rest_forbidden_context"`},
-		{"_jsonp of a credentialed read", "GET", item + "&_fields=id&_jsonp=cb", auth, 200, "application/javascript; charset=UTF-8", fmt.Sprintf(`/**/cb({"id":%d})`, id)},
+		{"_jsonp of an anonymous read", "GET", item + "&_fields=id&_jsonp=cb", "", 200, "application/javascript; charset=UTF-8", fmt.Sprintf(`/**/cb({"id":%d})`, id)},
+		{"no _jsonp with credentials", "GET", item + "&_fields=id&_jsonp=cb", auth, 400, "application/javascript; charset=UTF-8", `{"code":"rest_callback_disabled","message":"JSONP is not available to authenticated requests."}`},
 		{"invalid callback before authentication", "GET", posts + "&_jsonp=x(", basic("admin", "wrong"), 400, "application/javascript; charset=UTF-8", `{"code":"rest_callback_invalid","message":"Invalid JSONP callback function."}`},
 	}
 	for _, tt := range tests {

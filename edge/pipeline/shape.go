@@ -77,22 +77,39 @@ func ValidJSONPCallback(cb []byte) bool {
 	return true
 }
 
-// CheckJSONP answers 400 rest_callback_invalid and returns false when a CMS request's _jsonp
-// callback is invalid. WordPress checks it before authentication and routing; an empty _jsonp is
-// no JSONP at all. It does not allocate.
+// errJSONPCredentials refuses JSONP to a request that carries a credential, in the shape of
+// WordPress's other JSONP refusals (rest_callback_disabled, no data member).
+var errJSONPCredentials = []byte(`{"code":"rest_callback_disabled","message":"JSONP is not available to authenticated requests."}`)
+
+// CheckJSONP answers 400 and returns false when a CMS request's _jsonp cannot be honoured: an
+// invalid callback (rest_callback_invalid, as WordPress, which checks it before authentication
+// and routing), or a request carrying a credential (an Authorization header:
+// rest_callback_disabled). JSONP is a script any site may include, and a browser sends the
+// credentials it holds for the API with it, so a credentialed answer must never be wrapped as
+// one: the request is refused rather than answered as anonymous, so that a client mixing the two
+// learns why at once instead of getting a silently public answer. An empty _jsonp is no JSONP at
+// all. It does not allocate.
 func CheckJSONP(ctx *fasthttp.RequestCtx) bool {
 	q := ctx.QueryArgs()
 	if !q.Has("_jsonp") {
 		return true
 	}
 	cb := q.Peek("_jsonp")
-	if len(cb) == 0 || ValidJSONPCallback(cb) {
+	if len(cb) == 0 {
+		return true
+	}
+	body := errJSONP
+	switch {
+	case !ValidJSONPCallback(cb):
+	case len(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization)) > 0:
+		body = errJSONPCredentials
+	default:
 		return true
 	}
 	ctx.SetStatusCode(fasthttp.StatusBadRequest)
 	ctx.Response.Header.SetContentTypeBytes(ContentTypeJSONP)
 	ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
-	ctx.SetBody(errJSONP)
+	ctx.SetBody(body)
 	return false
 }
 
