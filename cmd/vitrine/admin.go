@@ -40,7 +40,7 @@ func runRebuild(ctx context.Context, args []string) error {
 		return err
 	}
 	log := c.logger("rebuild")
-	nc, err := connectNATS(*c.natsURL, "vitrine-rebuild", log)
+	nc, err := c.dialNATS("vitrine-rebuild", log)
 	if err != nil {
 		return err
 	}

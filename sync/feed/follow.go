@@ -29,6 +29,17 @@ type Sink interface {
 	Checkpoint()
 }
 
+// Heartbeats is a Sink that wants to know when the stream was last heard from (its staleness).
+// The Follower calls Heard for every message it delivers, with the shard of the message's
+// subject (its second token: a shard number, or schema.PlatformLog for the registry), and with
+// shard "" whenever the stream confirmed that everything published so far was delivered: a
+// checkpoint, or the Follower's consumer check at every Watch tick while the stream is idle
+// (the check a consumer's idle heartbeat would make, but visible). Heard may be called
+// concurrently with the Sink's other methods.
+type Heartbeats interface {
+	Heard(shard string, at time.Time)
+}
+
 // Resyncer is a Sink that can ask for a new bootstrap: after each checkpoint the Follower asks
 // it, and starts over (Sink.Reset with the same epoch) when the answer is not "". A replica
 // that finds its state disagreeing with what the stream says it applied uses it to heal.
@@ -52,16 +63,18 @@ type Follower struct {
 	// 1s).
 	Watch time.Duration
 
-	delivered atomic.Uint64 // messages handed to the sink
-	pending   atomic.Uint64 // messages the server still had for us at the last delivery
-	resets    atomic.Uint64 // bootstraps started
-	malformed atomic.Uint64 // messages skipped because they did not decode
-	resyncs   atomic.Uint64 // bootstraps the sink asked for
+	delivered atomic.Uint64                           // messages handed to the sink
+	pending   atomic.Uint64                           // messages the server still had for us at the last delivery
+	resets    atomic.Uint64                           // bootstraps started
+	malformed atomic.Uint64                           // messages skipped because they did not decode
+	resyncs   atomic.Uint64                           // bootstraps the sink asked for
+	processed atomic.Uint64                           // stream sequence of the last message handled (Heartbeats)
+	onApply   atomic.Pointer[func(lag time.Duration)] // SetOnApply
 }
 
 // NewFollower returns a Follower of the state stream for the subject filters.
 func NewFollower(nc *nats.Conn, cfg Config, filters []string, sink Sink, log *slog.Logger) (*Follower, error) {
-	js, err := jetstream.New(nc)
+	js, err := cfg.JetStream(nc)
 	if err != nil {
 		return nil, err
 	}
@@ -70,6 +83,12 @@ func NewFollower(nc *nats.Conn, cfg Config, filters []string, sink Sink, log *sl
 	}
 	return &Follower{nc: nc, js: js, cfg: cfg.WithDefaults(), filters: filters, sink: sink, log: log, Watch: time.Second}, nil
 }
+
+// SetOnApply has fn told the apply lag of every log head delivered once a bootstrap has caught
+// up (its first checkpoint): the time from the head's publication (its stream timestamp, the
+// NATS server's clock) to its delivery to the Sink, which applies its transaction. fn is called
+// from the Follower's goroutine. Safe to call at any time, also while Run runs.
+func (f *Follower) SetOnApply(fn func(lag time.Duration)) { f.onApply.Store(&fn) }
 
 // Stats are the Follower's counters.
 type Stats struct {
@@ -131,9 +150,14 @@ func (f *Follower) follow(ctx context.Context, s jetstream.Stream, epoch string,
 	if err != nil {
 		return fmt.Errorf("consumer info: %w", err)
 	}
+	hb, _ := f.sink.(Heartbeats)
+	live := ci.NumPending == 0 // caught up: heads from now on are timed (SetOnApply)
 	if ci.NumPending == 0 {
 		// Nothing matches the filter: the empty stream is a checkpoint already.
 		f.sink.Checkpoint()
+		if hb != nil {
+			hb.Heard("", time.Now())
+		}
 	}
 	it, err := cons.Messages(jetstream.PullMaxMessages(4096))
 	if err != nil {
@@ -146,7 +170,7 @@ func (f *Follower) follow(ctx context.Context, s jetstream.Stream, epoch string,
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
-		err := f.watch(wctx, epoch, created)
+		err := f.watch(wctx, epoch, created, cons, hb)
 		why <- err
 		it.Stop()
 	}()
@@ -171,6 +195,9 @@ func (f *Follower) follow(ctx context.Context, s jetstream.Stream, epoch string,
 			err = fmt.Errorf("subject %s does not carry %s of %s", msg.Subject(), c.Key(), c.Log)
 		}
 		md, merr := msg.Metadata()
+		if sh := subjectShard(f.cfg.Prefix, msg.Subject()); hb != nil && sh != "" {
+			hb.Heard(sh, time.Now())
+		}
 		if err != nil {
 			// A message this build cannot read is skipped, not fatal: it is logged and counted,
 			// and the log's next head still brings its readers forward.
@@ -179,11 +206,19 @@ func (f *Follower) follow(ctx context.Context, s jetstream.Stream, epoch string,
 		} else {
 			f.delivered.Add(1)
 			f.sink.Change(c)
+			if fn := f.onApply.Load(); fn != nil && live && merr == nil && c.IsHead() {
+				(*fn)(time.Since(md.Timestamp))
+			}
 		}
 		if merr == nil {
 			f.pending.Store(md.NumPending)
+			f.processed.Store(md.Sequence.Stream)
 			if md.NumPending == 0 {
+				live = true
 				f.sink.Checkpoint()
+				if hb != nil {
+					hb.Heard("", time.Now())
+				}
 				if rs, ok := f.sink.(Resyncer); ok {
 					if why := rs.ResyncWanted(); why != "" {
 						f.resyncs.Add(1)
@@ -198,7 +233,11 @@ func (f *Follower) follow(ctx context.Context, s jetstream.Stream, epoch string,
 // watch returns when the bootstrap must restart: the stream was deleted or recreated, its epoch
 // changed, or the connection was down for longer than half the tombstone horizon (deletions may
 // have expired unseen). It returns nil when ctx ends.
-func (f *Follower) watch(ctx context.Context, epoch string, created time.Time) error {
+//
+// With a Heartbeats sink, each tick whose stream check passes also asks the consumer whether
+// anything is pending: when nothing is, and every message it delivered was handled, the stream
+// has been heard from for every shard.
+func (f *Follower) watch(ctx context.Context, epoch string, created time.Time, cons jetstream.Consumer, hb Heartbeats) error {
 	t := time.NewTicker(f.Watch)
 	defer t.Stop()
 	var downSince time.Time
@@ -237,7 +276,28 @@ func (f *Follower) watch(ctx context.Context, epoch string, created time.Time) e
 		if !info.Created.Equal(created) {
 			return fmt.Errorf("%w: stream %s was recreated", errRestart, f.cfg.Stream)
 		}
+		if hb != nil {
+			cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			ci, err := cons.Info(cctx)
+			cancel()
+			if err == nil && ci.NumPending == 0 && ci.Delivered.Stream <= f.processed.Load() {
+				hb.Heard("", time.Now())
+			}
+		}
 	}
+}
+
+// subjectShard returns the shard token of a state stream subject (<prefix>.<shard>.…): a shard
+// number, or schema.PlatformLog; "" for a subject of another shape. It does not allocate.
+func subjectShard(prefix, subject string) string {
+	if len(subject) <= len(prefix) || subject[:len(prefix)] != prefix || subject[len(prefix)] != '.' {
+		return ""
+	}
+	rest := subject[len(prefix)+1:]
+	if i := strings.IndexByte(rest, '.'); i >= 0 {
+		return rest[:i]
+	}
+	return ""
 }
 
 func sleep(ctx context.Context, d time.Duration) {

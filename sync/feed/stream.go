@@ -34,6 +34,9 @@ type Config struct {
 	DedupWindow time.Duration
 	// EventMaxAge is how long events are kept (default 7 days).
 	EventMaxAge time.Duration
+	// Domain is the JetStream domain of the cluster holding the streams, as a Follower connected
+	// through a leaf node addresses it ($JS.<domain>.API); empty for a direct connection.
+	Domain string
 }
 
 // WithDefaults returns c with zero values replaced by defaults.
@@ -245,4 +248,12 @@ func EnsureEventStream(ctx context.Context, js jetstream.JetStream, c Config) (j
 		return nil, fmt.Errorf("feed: event stream %s: %w", c.EventStream, err)
 	}
 	return s, nil
+}
+
+// JetStream returns the JetStream API of nc in the configured domain (see Domain).
+func (c Config) JetStream(nc *nats.Conn) (jetstream.JetStream, error) {
+	if c.Domain != "" {
+		return jetstream.NewWithDomain(nc, c.Domain)
+	}
+	return jetstream.New(nc)
 }

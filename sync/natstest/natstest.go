@@ -1,6 +1,8 @@
 // Package natstest runs an embedded nats-server with JetStream for tests: one per call, on a
 // random loopback port, with its store in the test's temporary directory, shut down when the test
-// ends. Only tests import it.
+// ends. Run starts a bare server; RunSecure starts the shipped deploy/nats configuration (TLS with
+// client certificates made for the test, one nkey per role, least-privilege permissions) and
+// StartLeaf its regional leaf node. Only tests import it.
 package natstest
 
 import (

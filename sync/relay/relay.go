@@ -4,8 +4,12 @@
 // # Overview
 //
 // One relay at a time publishes: it holds a lease in the database, renewed well before it expires,
-// with a fencing token that increases with every new holder. For each log with pending rows it
-// publishes whole transactions in version order as one atomic batch ending with the log's head
+// with a fencing token that increases with every new holder. The lease is short (2 s by default,
+// renewed every half second, also between the batches of long work) so that a standby takes over
+// about two seconds after the holder dies; a holder gives it up at once when it stops (Run's end)
+// and when it loses its NATS connection, so that a standby still connected publishes meanwhile. A
+// holder that cannot renew stops publishing a fifth of the lease before it can expire, by its own
+// monotonic clock. For each log with pending rows it publishes whole transactions in version order as one atomic batch ending with the log's head
 // marker, fenced on the head subject's last sequence (see package feed). The relay learns a log's
 // published version from the head in the stream, not from its own memory or the database, so a
 // relay that restarts (or takes over) never republishes what the stream holds and never relies on
@@ -71,8 +75,9 @@ type Config struct {
 	Holder string
 	// LeaseName is the lease all relays of a cluster compete for (default "relay").
 	LeaseName string
-	// LeaseTTL is the lease duration (default 10s); the relay renews it every third of it and
-	// stops publishing a fifth of it before it would expire.
+	// LeaseTTL is the lease duration (default DefaultLeaseTTL); the relay renews it every quarter
+	// of it and stops publishing a fifth of it before it would expire. A standby takes a dead
+	// holder's lease within LeaseTTL (plus one Poll).
 	LeaseTTL time.Duration
 	// Poll is how often the outbox is read when nothing wakes the relay (default 50ms).
 	Poll time.Duration
@@ -81,6 +86,11 @@ type Config struct {
 	HeadScan time.Duration
 	Logger   *slog.Logger
 }
+
+// DefaultLeaseTTL is the default lease duration: fail-over in about two seconds, renewals four
+// times as often (a small UPDATE each), and 1.1 s of database trouble tolerated before the holder
+// stops publishing.
+const DefaultLeaseTTL = 2 * time.Second
 
 func (c Config) withDefaults() Config {
 	c.Feed = c.Feed.WithDefaults()
@@ -94,7 +104,7 @@ func (c Config) withDefaults() Config {
 		c.LeaseName = "relay"
 	}
 	if c.LeaseTTL == 0 {
-		c.LeaseTTL = 10 * time.Second
+		c.LeaseTTL = DefaultLeaseTTL
 	}
 	if c.Poll == 0 {
 		c.Poll = 50 * time.Millisecond
@@ -211,9 +221,12 @@ func (r *Relay) Run(ctx context.Context) error {
 	defer sub.Unsubscribe()
 	poll := time.NewTicker(r.cfg.Poll)
 	defer poll.Stop()
-	defer r.release()
+	defer r.release("shutdown")
 	for {
-		if err := r.step(ctx); err != nil && ctx.Err() == nil {
+		sctx, cancel := r.stepContext(ctx)
+		err := r.step(sctx)
+		cancel()
+		if err != nil && ctx.Err() == nil {
 			r.noteErr(err)
 		}
 		select {
@@ -235,8 +248,36 @@ func (r *Relay) noteErr(err error) {
 	}
 }
 
+// stepContext returns ctx, also canceled when the NATS connection drops: a publish waiting for an
+// acknowledgement that cannot come ends at once, and the next step gives the lease up.
+func (r *Relay) stepContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	sctx, cancel := context.WithCancel(ctx)
+	go func() {
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-sctx.Done():
+				return
+			case <-t.C:
+				if r.nc.Status() != nats.CONNECTED {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	return sctx, cancel
+}
+
 // step keeps the lease and publishes what is pending.
 func (r *Relay) step(ctx context.Context) error {
+	if r.nc.Status() != nats.CONNECTED {
+		// Without NATS this relay cannot publish: give the lease to a standby that can, rather
+		// than make edges wait for it to expire. Take none while disconnected.
+		r.release("NATS connection lost")
+		return nil
+	}
 	if err := r.keepLease(ctx); err != nil {
 		return err
 	}
@@ -275,7 +316,7 @@ func (r *Relay) keepLease(ctx context.Context) error {
 			r.dropLease("another relay holds the lease")
 			return nil
 		}
-		r.leaseUntil, r.renewAt = start.Add(ttl-ttl/5), start.Add(ttl/3)
+		r.leaseUntil, r.renewAt = start.Add(ttl-ttl/5), start.Add(ttl/4)
 		return r.checkEpoch(ctx)
 	}
 	token, err := r.db.AcquireLease(ctx, r.cfg.LeaseName, r.cfg.Holder, ttl)
@@ -283,13 +324,30 @@ func (r *Relay) keepLease(ctx context.Context) error {
 		return err
 	}
 	r.token = token
-	r.leaseUntil, r.renewAt = start.Add(ttl-ttl/5), start.Add(ttl/3)
+	r.leaseUntil, r.renewAt = start.Add(ttl-ttl/5), start.Add(ttl/4)
 	r.heads = map[string]head{}
 	r.lastScan = time.Time{}
 	r.verified = false
 	r.stats.leaseHeld.Store(true)
 	r.log.Info("relay holds the lease", "holder", r.cfg.Holder, "token", token)
 	return r.checkEpoch(ctx)
+}
+
+// renewIfDue renews the lease in the middle of long work (many batches, a large snapshot) when a
+// renewal is due, so that the work does not outlast the lease. A failed renewal is left to holds().
+func (r *Relay) renewIfDue(ctx context.Context) {
+	if r.token == 0 || time.Now().Before(r.renewAt) {
+		return
+	}
+	start, ttl := time.Now(), r.cfg.LeaseTTL
+	ok, err := r.db.RenewLease(ctx, r.cfg.LeaseName, r.cfg.Holder, r.token, ttl)
+	switch {
+	case err != nil:
+	case !ok:
+		r.dropLease("another relay holds the lease")
+	default:
+		r.leaseUntil, r.renewAt = start.Add(ttl-ttl/5), start.Add(ttl/4)
+	}
 }
 
 func (r *Relay) dropLease(why string) {
@@ -302,16 +360,19 @@ func (r *Relay) dropLease(why string) {
 	r.stats.leaseHeld.Store(false)
 }
 
-func (r *Relay) release() {
+// release gives the lease up, if held, so that a standby takes it at once. It stops publishing
+// first: whether or not the database hears of it, this relay holds no lease afterwards.
+func (r *Relay) release(why string) {
 	if r.token == 0 {
 		return
 	}
+	token := r.token
+	r.dropLease(why)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	if err := r.db.ReleaseLease(ctx, r.cfg.LeaseName, r.cfg.Holder, r.token); err != nil {
-		r.log.Warn("relay could not release its lease", "err", err)
+	if err := r.db.ReleaseLease(ctx, r.cfg.LeaseName, r.cfg.Holder, token); err != nil {
+		r.log.Warn("relay could not release its lease; it expires by itself", "err", err)
 	}
-	r.dropLease("shutdown")
 }
 
 // checkEpoch compares the database's epoch with the stream's, creating the streams when missing.
@@ -601,6 +662,7 @@ func (r *Relay) snapshotID(l schema.LogRef, fence uint64, what string) string {
 // publish commits one batch fenced on the log's head h and returns the stream sequence of its
 // last message (the new head).
 func (r *Relay) publish(ctx context.Context, l schema.LogRef, msgs []feed.Message, h head) (uint64, error) {
+	r.renewIfDue(ctx)
 	if !r.holds() {
 		r.dropLease("lease expired before publishing")
 		return 0, errLeaseLost
@@ -644,6 +706,7 @@ func (r *Relay) publishSnapshot(ctx context.Context, l schema.LogRef) error {
 		if len(batch) == 0 {
 			return nil
 		}
+		r.renewIfDue(ctx)
 		if !r.holds() {
 			return errLeaseLost
 		}
@@ -764,6 +827,9 @@ func (r *Relay) publishEvents(ctx context.Context) error {
 		if err != nil || len(evs) == 0 {
 			return err
 		}
+		if !r.holds() {
+			return errLeaseLost
+		}
 		futures := make([]jetstream.PubAckFuture, len(evs))
 		for i, e := range evs {
 			m := nats.NewMsg(r.cfg.Feed.EventSubject(e.Tenant, e.Kind))
@@ -817,11 +883,11 @@ func (r *Relay) Rebuild(ctx context.Context, progress func(done, total int, log 
 		return err
 	}
 	r.token = token
-	r.leaseUntil, r.renewAt = start.Add(r.cfg.LeaseTTL-r.cfg.LeaseTTL/5), start.Add(r.cfg.LeaseTTL/3)
+	r.leaseUntil, r.renewAt = start.Add(r.cfg.LeaseTTL-r.cfg.LeaseTTL/5), start.Add(r.cfg.LeaseTTL/4)
 	// A publisher that held the lease may have a batch in flight: let it land (or be fenced)
 	// before the stream is replaced.
 	time.Sleep(min(r.cfg.LeaseTTL/5, time.Second))
-	defer r.release()
+	defer r.release("rebuild done")
 	epoch, err := r.db.Epoch(ctx)
 	if err != nil {
 		return err

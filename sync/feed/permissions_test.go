@@ -1,0 +1,304 @@
+package feed_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"vitrine/schema"
+	"vitrine/sync/feed"
+	"vitrine/sync/natstest"
+)
+
+// deployDir is the repository's shipped NATS configuration.
+const deployDir = "../../deploy/nats"
+
+// sink records what a Follower delivers.
+type sink struct {
+	mu   sync.Mutex
+	keys map[string]bool // log/key of every change delivered
+}
+
+func (s *sink) Reset(string) {}
+func (s *sink) Checkpoint()  {}
+func (s *sink) Change(c *schema.Change) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.keys == nil {
+		s.keys = map[string]bool{}
+	}
+	s.keys[c.Log+"/"+c.Key()] = true
+}
+
+func (s *sink) has(k string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.keys[k]
+}
+
+// violations collects a connection's asynchronous errors (permission violations).
+type violations struct {
+	mu   sync.Mutex
+	errs []string
+}
+
+func (v *violations) option() nats.Option {
+	return nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+		v.mu.Lock()
+		v.errs = append(v.errs, err.Error())
+		v.mu.Unlock()
+	})
+}
+
+// saw waits for a permission violation naming subject.
+func (v *violations) saw(subject string) bool {
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		v.mu.Lock()
+		for _, e := range v.errs {
+			if strings.Contains(e, "permissions violation") && strings.Contains(e, `"`+subject+`"`) {
+				v.mu.Unlock()
+				return true
+			}
+		}
+		v.mu.Unlock()
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
+}
+
+func change(log string, vis schema.Visibility, id string, version int64) feed.Message {
+	c := schema.NewChange(log, schema.KindProduct, id, vis, map[string]any{"id": id})
+	c.Version, c.TxnFirst, c.TxnLast = version, version, version
+	return feed.Message{Subject: feed.Config{}.WithDefaults().Subject(0, log, c.Key()), Body: c.Encode()}
+}
+
+func head(log string, version int64) feed.Message {
+	c := schema.Change{Schema: schema.ChangeSchemaVersion, Log: log, Kind: schema.KindHead, ID: schema.HeadID, Vis: schema.Pub, Version: version}
+	return feed.Message{Subject: feed.Config{}.WithDefaults().HeadSubject(0, log), Body: c.Encode()}
+}
+
+func follow(t *testing.T, nc *nats.Conn, cfg feed.Config, filters []string) *sink {
+	t.Helper()
+	s := &sink{}
+	f, err := feed.NewFollower(nc, cfg, filters, s, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Watch = 100 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { f.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return s
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// The shipped NATS configuration (deploy/nats: TLS with client certificates, one nkey per role,
+// least-privilege permissions, the regional leaf node) runs, carries the stream from the relay's
+// role to an edge's role, directly and through a leaf node, and refuses what each role must not
+// do: an edge publishing on a state subject, deleting, purging or reconfiguring the stream,
+// reading a message by subject, tapping the stream's subjects, touching the event stream; the
+// relay and the origin deleting or purging the stream; a connection without credentials.
+func TestShippedNATSPermissions(t *testing.T) {
+	ctx := context.Background()
+	sec := natstest.RunSecure(t, deployDir)
+	cfg := feed.Config{}.WithDefaults()
+
+	// The relay's role creates the streams and publishes a public and a private change.
+	relayNC := sec.Connect(t, sec.URL, "relay")
+	relayJS, _ := jetstream.New(relayNC)
+	if _, err := feed.EnsureStream(ctx, relayJS, cfg, "epoch-1"); err != nil {
+		t.Fatalf("relay creates the state stream: %v", err)
+	}
+	if _, err := feed.EnsureEventStream(ctx, relayJS, cfg); err != nil {
+		t.Fatalf("relay creates the event stream: %v", err)
+	}
+	msgs := []feed.Message{change("shop", schema.Pub, "1", 1), change("shop", schema.Priv, "2", 2), head("shop", 2)}
+	if _, err := feed.PublishBatch(ctx, relayNC, relayJS, "epoch-1", msgs, cfg.HeadSubject(0, "shop"), 0); err != nil {
+		t.Fatalf("relay publishes: %v", err)
+	}
+
+	// An edge follows its public subjects, directly and through the regional leaf node.
+	edgeNC := sec.Connect(t, sec.URL, "edge")
+	leafURL := sec.StartLeaf(t)
+	leafNC := sec.Connect(t, leafURL, "edge")
+	leafCfg := cfg
+	leafCfg.Domain = "central"
+	for name, s := range map[string]*sink{
+		"direct":         follow(t, edgeNC, cfg, cfg.PublicFilters(nil)),
+		"via leaf node":  follow(t, leafNC, leafCfg, cfg.PublicFilters(nil)),
+		"origin, direct": follow(t, sec.Connect(t, sec.URL, "origin"), cfg, cfg.AllFilters()),
+	} {
+		waitFor(t, "the "+name+" follower to receive the public change", func() bool { return s.has("shop/pub.product.1") })
+		if name != "origin, direct" && s.has("shop/priv.product.2") {
+			t.Fatalf("the %s edge follower received a private change", name)
+		}
+	}
+
+	st, err := relayJS.Stream(ctx, cfg.Stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := st.CachedInfo().State.Msgs
+	short := func() (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, 500*time.Millisecond) }
+
+	// refused runs op as role (on url, with the JetStream domain when given) and requires it to
+	// fail with a permission violation naming subject.
+	refused := func(role, url, domain, what, subject string, op func(nc *nats.Conn, js jetstream.JetStream) error) {
+		t.Helper()
+		v := &violations{}
+		nc := sec.Connect(t, url, role, v.option())
+		js, _ := jetstream.New(nc)
+		if domain != "" {
+			js, _ = jetstream.NewWithDomain(nc, domain)
+		}
+		err := op(nc, js)
+		nc.Flush()
+		if !v.saw(subject) {
+			t.Errorf("%s: %s was not refused (err %v)", role, what, err)
+		}
+	}
+	deleteStream := func(_ *nats.Conn, js jetstream.JetStream) error {
+		c, cancel := short()
+		defer cancel()
+		return js.DeleteStream(c, cfg.Stream)
+	}
+	purgeStream := func(_ *nats.Conn, js jetstream.JetStream) error {
+		c, cancel := short()
+		defer cancel()
+		s, err := js.Stream(c, cfg.Stream)
+		if err != nil {
+			return err
+		}
+		return s.Purge(c)
+	}
+	for _, tc := range []struct {
+		role, what, subject string
+		op                  func(*nats.Conn, jetstream.JetStream) error
+	}{
+		{"edge", "publish on a public state subject", "vitrine.0.shop.pub.product.1", func(nc *nats.Conn, _ jetstream.JetStream) error {
+			return nc.Publish("vitrine.0.shop.pub.product.1", change("shop", schema.Pub, "1", 9).Body)
+		}},
+		{"edge", "publish on the registry", "vitrine._platform.tenant.shop", func(nc *nats.Conn, _ jetstream.JetStream) error {
+			return nc.Publish("vitrine._platform.tenant.shop", []byte("{}"))
+		}},
+		{"edge", "JetStream publish on a head", "vitrine.0.shop.pub.log.head", func(_ *nats.Conn, js jetstream.JetStream) error {
+			c, cancel := short()
+			defer cancel()
+			_, err := js.Publish(c, "vitrine.0.shop.pub.log.head", head("shop", 99).Body)
+			return err
+		}},
+		{"edge", "stream delete", "$JS.API.STREAM.DELETE.VITRINE_STATE", deleteStream},
+		{"edge", "stream purge", "$JS.API.STREAM.PURGE.VITRINE_STATE", purgeStream},
+		{"edge", "stream update", "$JS.API.STREAM.UPDATE.VITRINE_STATE", func(_ *nats.Conn, js jetstream.JetStream) error {
+			c, cancel := short()
+			defer cancel()
+			_, err := js.UpdateStream(c, jetstream.StreamConfig{Name: cfg.Stream, Subjects: []string{"vitrine.>"}, MaxMsgsPerSubject: 1})
+			return err
+		}},
+		{"edge", "reading a private message by subject", "$JS.API.STREAM.MSG.GET.VITRINE_STATE", func(_ *nats.Conn, js jetstream.JetStream) error {
+			c, cancel := short()
+			defer cancel()
+			s, err := js.Stream(c, cfg.Stream)
+			if err != nil {
+				return err
+			}
+			_, err = s.GetLastMsgForSubject(c, "vitrine.0.shop.priv.product.2")
+			return err
+		}},
+		{"edge", "subscribing to the stream's subjects", "vitrine.>", func(nc *nats.Conn, _ jetstream.JetStream) error {
+			_, err := nc.SubscribeSync("vitrine.>")
+			return err
+		}},
+		{"edge", "a consumer on the event stream", "$JS.API.CONSUMER.CREATE.VITRINE_EVENTS.peek", func(_ *nats.Conn, js jetstream.JetStream) error {
+			c, cancel := short()
+			defer cancel()
+			_, err := js.CreateConsumer(c, cfg.EventStream, jetstream.ConsumerConfig{Name: "peek"})
+			return err
+		}},
+		{"relay", "stream delete", "$JS.API.STREAM.DELETE.VITRINE_STATE", deleteStream},
+		{"relay", "stream purge", "$JS.API.STREAM.PURGE.VITRINE_STATE", purgeStream},
+		{"origin", "stream delete", "$JS.API.STREAM.DELETE.VITRINE_STATE", deleteStream},
+		{"origin", "publish on a state subject", "vitrine.0.shop.pub.product.1", func(nc *nats.Conn, _ jetstream.JetStream) error {
+			return nc.Publish("vitrine.0.shop.pub.product.1", []byte("{}"))
+		}},
+	} {
+		refused(tc.role, sec.URL, "", tc.what, tc.subject, tc.op)
+	}
+	// Through the leaf node the edge's keys are refused at the leaf, and the central server
+	// refuses the leaf connection the same.
+	refused("edge", leafURL, "central", "stream delete via the leaf node", "$JS.central.API.STREAM.DELETE.VITRINE_STATE", deleteStream)
+	refused("edge", leafURL, "", "publish via the leaf node", "vitrine.0.shop.pub.product.1", func(nc *nats.Conn, _ jetstream.JetStream) error {
+		return nc.Publish("vitrine.0.shop.pub.product.1", []byte("{}"))
+	})
+	// A stolen relay key used at the leaf node passes the leaf's own check, and is stopped by
+	// the central server's permissions of the leaf connection.
+	adminNC := sec.Connect(t, sec.URL, "admin")
+	tap, err := adminNC.SubscribeSync("vitrine.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	adminNC.Flush()
+	time.Sleep(200 * time.Millisecond) // the interest reaches the leaf node
+	stolen := sec.Connect(t, leafURL, "relay")
+	if err := stolen.Publish("vitrine.0.shop.pub.product.1", change("shop", schema.Pub, "1", 9).Body); err != nil {
+		t.Fatal(err)
+	}
+	stolen.Flush()
+	if m, err := tap.NextMsg(500 * time.Millisecond); err == nil {
+		t.Fatalf("a relay key at the leaf node published %s into the centre", m.Subject)
+	}
+
+	// Nothing of the above reached the stream.
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatalf("the stream is gone: %v", err)
+	}
+	if info.State.Msgs != before {
+		t.Fatalf("the stream went from %d to %d messages", before, info.State.Msgs)
+	}
+
+	// No credentials, or no client certificate: no connection.
+	for name, opts := range map[string][]nats.Option{
+		"TLS without credentials":                  {nats.RootCAs(sec.CA), nats.ClientCert(sec.Cert, sec.Key)},
+		"credentials without a client certificate": append(sec.Options(t, "edge")[:1], nats.RootCAs(sec.CA)),
+	} {
+		nc, err := nats.Connect(sec.URL, append(opts, nats.MaxReconnects(0))...)
+		if err == nil {
+			nc.Close()
+			t.Errorf("%s: connected", name)
+		}
+	}
+	if nc, err := nats.Connect(strings.Replace(sec.URL, "tls://", "nats://", 1), append(sec.Options(t, "edge")[:1], nats.MaxReconnects(0))...); err == nil {
+		nc.Close()
+		t.Error("a plain-text connection was accepted")
+	}
+
+	// The refusals are the permissions', not a broken stream: the operators' role may delete it.
+	adminJS, _ := jetstream.New(sec.Connect(t, sec.URL, "admin"))
+	if err := adminJS.DeleteStream(ctx, cfg.Stream); err != nil {
+		t.Fatalf("admin cannot delete the stream: %v", err)
+	}
+	if _, err := adminJS.Stream(ctx, cfg.Stream); !errors.Is(err, jetstream.ErrStreamNotFound) {
+		t.Fatal(fmt.Errorf("stream still there after the admin deleted it: %v", err))
+	}
+}
