@@ -30,12 +30,16 @@ package edge
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/netip"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
+	"github.com/sony/gobreaker/v2"
 	"github.com/valyala/fasthttp"
 
 	"vitrine/edge/cache"
@@ -71,8 +75,20 @@ type Config struct {
 	// has seen of the tenant: no write made it, so waiting would only park the request
 	// (default 1000000).
 	MaxFloorAhead int64
-	// ForwardTimeout bounds a forwarded request (default 30s).
+	// ForwardTimeout bounds a forwarded request (default 30s). A request that was sent and not
+	// answered in time has an unknown outcome: a write answers 504 outcome_unknown.
 	ForwardTimeout time.Duration
+	// DialTimeout bounds one connection attempt to the origin (default 2s).
+	DialTimeout time.Duration
+	// BreakerFailures is the number of consecutive connection failures that open the origin's
+	// circuit breaker (default 5); BreakerCooldown how long it stays open before one request
+	// probes the origin (default 2s). While open, forwarded requests answer 503 at once.
+	BreakerFailures int
+	BreakerCooldown time.Duration
+	// StaleAfter is the staleness (time since the state stream was last heard from, per shard)
+	// past which /readyz reports the edge degraded (default 10s). A degraded edge stays ready:
+	// it keeps serving its replica, with the staleness in every answer's Vitrine-Staleness.
+	StaleAfter time.Duration
 	// MaxBodyBytes bounds request bodies (default 1 MiB).
 	MaxBodyBytes int
 	Logger       *slog.Logger
@@ -94,8 +110,15 @@ type Server struct {
 
 	hits, misses, fills, notModified, forwarded, forwardErrors *metrics.Counter
 	floorTimeouts, writeWaitTimeouts                           *metrics.Counter
-	floor                                                      *pipeline.ReadFloor
-	front                                                      *pipeline.Front
+	// forwardTime times forwarded requests, answered or not (vitrine_edge_forward_duration_seconds).
+	forwardTime *metrics.PrometheusHistogram
+	// outcomeUnknown counts forwarded requests sent and never answered; breakerRejected the
+	// requests refused while the breaker was open; breakerOpens its transitions to open.
+	outcomeUnknown, breakerRejected, breakerOpens *metrics.Counter
+	unknownRoutes                                 *metrics.Counter
+	breakerState                                  atomic.Int32 // gobreaker.State
+	floor                                         *pipeline.ReadFloor
+	front                                         *pipeline.Front
 }
 
 // New returns an edge serving rep.
@@ -121,6 +144,12 @@ func New(cfg Config, rep *replica.Replica) (*Server, error) {
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = 1 << 20
 	}
+	if cfg.StaleAfter == 0 {
+		cfg.StaleAfter = 10 * time.Second
+	}
+	if cfg.BreakerCooldown == 0 {
+		cfg.BreakerCooldown = 2 * time.Second
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -130,7 +159,17 @@ func New(cfg Config, rep *replica.Replica) (*Server, error) {
 	s := &Server{cfg: cfg, log: cfg.Logger.With("component", "edge"), rep: rep, ids: pipeline.NewRequestIDs(),
 		http: pipeline.NewHTTPMetrics(cfg.Metrics, "edge")}
 	var err error
-	if s.fwd, err = newForwarder(cfg.Origin, cfg.EdgeSecret, cfg.ForwardTimeout); err != nil {
+	m := cfg.Metrics
+	s.breakerOpens = m.NewCounter(`vitrine_edge_breaker_opens_total`)
+	fc := forwardConfig{timeout: cfg.ForwardTimeout, dialTimeout: cfg.DialTimeout, failures: cfg.BreakerFailures,
+		cooldown: cfg.BreakerCooldown, onState: func(from, to gobreaker.State) {
+			s.breakerState.Store(int32(to))
+			if to == gobreaker.StateOpen {
+				s.breakerOpens.Inc()
+			}
+			s.log.Warn("origin circuit breaker", "from", from.String(), "to", to.String())
+		}}
+	if s.fwd, err = newForwarder(cfg.Origin, cfg.EdgeSecret, fc); err != nil {
 		return nil, err
 	}
 	if cfg.CacheBytes > 0 {
@@ -147,18 +186,23 @@ func New(cfg Config, rep *replica.Replica) (*Server, error) {
 		}
 		return s.read
 	})
-	m := cfg.Metrics
 	s.hits = m.NewCounter(`vitrine_edge_cache_hits_total`)
 	s.misses = m.NewCounter(`vitrine_edge_cache_misses_total`)
 	s.fills = m.NewCounter(`vitrine_edge_cache_fills_total`)
 	s.notModified = m.NewCounter(`vitrine_edge_not_modified_total`)
 	s.forwarded = m.NewCounter(`vitrine_edge_forwarded_total`)
 	s.forwardErrors = m.NewCounter(`vitrine_edge_forward_errors_total`)
+	s.forwardTime = m.NewPrometheusHistogramExt(`vitrine_edge_forward_duration_seconds`, pipeline.LatencyBuckets)
+	s.outcomeUnknown = m.NewCounter(`vitrine_edge_forward_outcome_unknown_total`)
+	s.breakerRejected = m.NewCounter(`vitrine_edge_breaker_rejected_total`)
+	s.unknownRoutes = m.NewCounter(`vitrine_edge_unknown_routes_total`)
+	// 0 closed, 1 half-open (a probe is under way), 2 open.
+	m.NewGauge(`vitrine_edge_breaker_state`, func() float64 { return float64(s.breakerState.Load()) })
 	s.floorTimeouts = m.NewCounter(`vitrine_edge_floor_timeouts_total`)
 	s.floor = &pipeline.ReadFloor{Wait: cfg.FloorWait, MaxAhead: cfg.MaxFloorAhead, MaxWaiters: cfg.MaxWaiters,
 		Behind: "This edge has not caught up with the requested version yet; retry shortly", OnTimeout: s.floorTimeouts.Inc}
 	s.writeWaitTimeouts = m.NewCounter(`vitrine_edge_write_wait_timeouts_total`)
-	s.front = &pipeline.Front{Tenants: rep, IDs: s.ids, HTTP: s.http, Floor: s.floor, Health: s.health, Tail: s.tail}
+	s.front = &pipeline.Front{Tenants: rep, IDs: s.ids, HTTP: s.http, Floor: s.floor, Routes: s.router, Health: s.health, Tail: s.tail}
 	if s.lim != nil {
 		s.front.Admit = s.rateLimit
 	}
@@ -200,6 +244,8 @@ var (
 	keyRateLimit        = []byte("RateLimit-Limit")
 	keyRateRemaining    = []byte("RateLimit-Remaining")
 	keyRateReset        = []byte("RateLimit-Reset")
+	keyCacheStatus      = []byte("Cache-Status")
+	keyStaleness        = []byte(HeaderStaleness)
 	cacheControlPublic  = []byte("public, no-cache")
 	cacheControlPrivate = []byte("private, no-store")
 	varyAcceptEncoding  = []byte("Accept-Encoding")
@@ -242,7 +288,7 @@ func (s *Server) tail(ctx *fasthttp.RequestCtx, rq pipeline.Request) {
 		if raw != nil {
 			if e := s.cache.Get(cache.Hash(raw), raw, ctx.Time().UnixNano()); e != nil {
 				s.hits.Inc()
-				s.serve(ctx, iface, t, e, &rq.Headers)
+				s.serve(ctx, iface, t, e, &rq.Headers, cacheStatusHit)
 				return
 			}
 		}
@@ -250,13 +296,89 @@ func (s *Server) tail(ctx *fasthttp.RequestCtx, rq pipeline.Request) {
 	h := s.router.Lookup(ctx, iface, ctx.Method(), rq.Route)
 	if h == nil || !anonymous {
 		// Not a route the edge answers, or a request the replica must not answer (credentials,
-		// a post password): the origin answers it from its full replica.
-		s.forward(ctx, iface, t, rq.ID)
+		// a post password): the origin answers it from its full replica, if the route table has
+		// a route the origin could match. The edge holds the whole table: it answers an
+		// unknown route itself, as the origin would.
+		if !s.routable(ctx, iface, rq.Route, anonymous) {
+			s.noRoute(ctx, iface, t, rq.Route)
+			return
+		}
+		why := cacheStatusBypass // a route only the origin answers
+		switch {
+		case !ctx.IsGet() && !ctx.IsHead():
+			why = cacheStatusMethod
+		case !anonymous:
+			why = cacheStatusRequest
+		}
+		s.forward(ctx, iface, t, rq.ID, why)
 		return
 	}
 	ctx.SetUserValue(stateKey, &request{Request: rq, cacheable: cacheable && raw != nil, rawKey: bytes.Clone(raw),
 		shaped: iface == schema.CMS && pipeline.HasShapeParams(ctx.QueryArgs())})
 	h(ctx)
+}
+
+// Cache-Status values (RFC 9211) of the edge's answers: a cache hit; a miss rendered from the
+// replica and stored (or not stored: an answer that is not cached, such as an error); and the
+// reasons a request is forwarded to the origin: its method, its credentials, or a route only the
+// origin answers.
+var (
+	cacheStatusHit     = []byte("vitrine-edge; hit")
+	cacheStatusStored  = []byte("vitrine-edge; fwd=miss; stored")
+	cacheStatusMiss    = []byte("vitrine-edge; fwd=miss")
+	cacheStatusNoCache = []byte("vitrine-edge; fwd=bypass; detail=replica")
+	cacheStatusMethod  = []byte("vitrine-edge; fwd=method")
+	cacheStatusRequest = []byte("vitrine-edge; fwd=request")
+	cacheStatusBypass  = []byte("vitrine-edge; fwd=bypass")
+)
+
+// routable reports whether the origin could route a request the edge does not answer: a route of
+// the table matches its method and path. A CMS POST with a method override (_method,
+// X-HTTP-Method-Override, applied at the origin) is routable when its path has a route for any
+// method, or when it overrides to OPTIONS; a CMS OPTIONS with credentials when its path has a
+// route (an anonymous one was answered already).
+func (s *Server) routable(ctx *fasthttp.RequestCtx, iface schema.Interface, route []byte, anonymous bool) bool {
+	if s.router.Match(ctx, iface, string(ctx.Method()), route) != nil {
+		return true
+	}
+	if iface != schema.CMS {
+		return false
+	}
+	if ctx.IsPost() {
+		m := ctx.QueryArgs().Peek("_method")
+		if len(m) == 0 {
+			m = ctx.Request.Header.Peek("X-HTTP-Method-Override")
+		}
+		if len(m) == 0 {
+			return false
+		}
+		if bytes.EqualFold(m, []byte("OPTIONS")) {
+			return true
+		}
+	} else if !ctx.IsOptions() {
+		return false
+	}
+	return s.router.MatchPath(ctx, iface, route) != nil
+}
+
+// noRoute answers a request no route of the table matches, as the origin does: for the commerce
+// interface, 405 with Allow when the path has routes for other methods, else the 404 of an
+// unknown route (the CMS answers rest_no_route for both, as WordPress does).
+func (s *Server) noRoute(ctx *fasthttp.RequestCtx, iface schema.Interface, t *replica.Tenant, route []byte) {
+	s.unknownRoutes.Inc()
+	if iface == schema.CMS && ctx.IsOptions() {
+		// A credentialed OPTIONS on a path without routes: the description of no route.
+		s.options(ctx, t, route)
+		return
+	}
+	if allowed := s.router.AllowedAny(iface, route); iface == schema.Commerce && len(allowed) > 0 {
+		ctx.Response.Header.SetCanonical(keyAllow, pipeline.AllowValue(allowed))
+		pipeline.WriteError(ctx, iface, &schema.Error{Code: schema.CodeNotAllowed, Message: "Method not allowed"})
+	} else {
+		pipeline.NotFound(ctx, iface)
+	}
+	pipeline.Reshape(ctx, iface, apiRoot(t))
+	s.http.Observe(ctx, pipeline.RouteNotFound, ctx.Response.StatusCode())
 }
 
 // apiRoot is the URL of a tenant's CMS discovery index ("" before its registry entry arrived).
@@ -283,7 +405,7 @@ func (s *Server) options(ctx *fasthttp.RequestCtx, t *replica.Tenant, route []by
 	}
 	pipeline.Reshape(ctx, schema.CMS, apiRoot(t))
 	s.setReplicaVersion(ctx, t)
-	s.http.Count(pipeline.RouteNotFound, ctx.Response.StatusCode())
+	s.http.Observe(ctx, pipeline.RouteNotFound, ctx.Response.StatusCode())
 }
 
 // rawKey builds the cache key of a request as it came: tenant, interface, route and the query
@@ -351,17 +473,17 @@ func (s *Server) read(ctx *fasthttp.RequestCtx, r *schema.Route) {
 			sk := sh.Key(bytes.Clone(ck))
 			if e := s.cache.Get(cache.Hash(sk), sk, ctx.Time().UnixNano()); e != nil {
 				s.alias(e, st.rawKey)
-				s.serve(ctx, iface, t, e, &st.Headers)
+				s.serve(ctx, iface, t, e, &st.Headers, cacheStatusHit)
 				return
 			}
 		}
 		if e := s.cache.Get(cache.Hash(ck), ck, ctx.Time().UnixNano()); e != nil {
 			if st.shaped {
-				s.serveShaped(ctx, iface, t, e, st)
+				s.serveShaped(ctx, iface, t, e, st, cacheStatusHit)
 				return
 			}
 			s.alias(e, st.rawKey)
-			s.serve(ctx, iface, t, e, &st.Headers)
+			s.serve(ctx, iface, t, e, &st.Headers, cacheStatusHit)
 			return
 		}
 	}
@@ -402,25 +524,25 @@ func (s *Server) read(ctx *fasthttp.RequestCtx, r *schema.Route) {
 	s.cache.Put(cache.Hash(ck), e)
 	s.fills.Inc()
 	if st.shaped {
-		s.serveShaped(ctx, iface, t, e, st)
+		s.serveShaped(ctx, iface, t, e, st, cacheStatusStored)
 		return
 	}
 	s.alias(e, st.rawKey)
-	s.serve(ctx, iface, t, e, &st.Headers)
+	s.serve(ctx, iface, t, e, &st.Headers, cacheStatusStored)
 }
 
 // serveShaped answers a CMS read whose query shapes it (_fields, _envelope, _jsonp) from the
 // entry of its unshaped answer: the shaped body is built once, cached under the canonical key
 // plus the normalised shape (and the raw key), and served like any entry, so the next identical
 // request is an allocation-free hit.
-func (s *Server) serveShaped(ctx *fasthttp.RequestCtx, iface schema.Interface, t *replica.Tenant, e *cache.Entry, st *request) {
+func (s *Server) serveShaped(ctx *fasthttp.RequestCtx, iface schema.Interface, t *replica.Tenant, e *cache.Entry, st *request, cs []byte) {
 	sh := pipeline.ParseShape(ctx.QueryArgs())
 	out := sh.Apply(e.Status, e.Headers, e.Identity, apiRoot(t))
 	sk := sh.Key(bytes.Clone(e.Key))
 	se := cache.Build(sk, out.Status, string(out.ContentType), out.Body, e.Deps, e.Expires, out.Headers, e.Route)
 	s.cache.Put(cache.Hash(sk), se)
 	s.alias(se, st.rawKey)
-	s.serve(ctx, iface, t, se, &st.Headers)
+	s.serve(ctx, iface, t, se, &st.Headers, cs)
 }
 
 // writeUncached answers a rendered body that is not cached.
@@ -436,10 +558,15 @@ func (s *Server) writeUncached(ctx *fasthttp.RequestCtx, iface schema.Interface,
 	}
 	h.SetContentTypeBytes(pipeline.ContentType(iface))
 	s.setReplicaVersion(ctx, t)
+	if s.cache != nil {
+		h.SetCanonical(keyCacheStatus, cacheStatusMiss)
+	} else {
+		h.SetCanonical(keyCacheStatus, cacheStatusNoCache)
+	}
 	ctx.SetStatusCode(status)
 	ctx.SetBody(body)
 	pipeline.Reshape(ctx, iface, apiRoot(t))
-	s.http.Count(pipeline.RouteIndex(r), ctx.Response.StatusCode())
+	s.http.Observe(ctx, pipeline.RouteIndex(r), ctx.Response.StatusCode())
 }
 
 func hasHeader(h [][2][]byte, name string) bool {
@@ -478,14 +605,17 @@ func (s *Server) fail(ctx *fasthttp.RequestCtx, iface schema.Interface, r *schem
 	t := ctx.UserValue(stateKey).(*request).Tenant
 	pipeline.Reshape(ctx, iface, apiRoot(t))
 	s.setReplicaVersion(ctx, t)
-	s.http.Count(pipeline.RouteIndex(r), ctx.Response.StatusCode())
+	ctx.Response.Header.SetCanonical(keyCacheStatus, cacheStatusMiss)
+	s.http.Observe(ctx, pipeline.RouteIndex(r), ctx.Response.StatusCode())
 }
 
-// serve writes a cached or freshly rendered entry with the per-request headers.
-func (s *Server) serve(ctx *fasthttp.RequestCtx, iface schema.Interface, t *replica.Tenant, e *cache.Entry, hs *pipeline.Headers) {
+// serve writes a cached or freshly rendered entry with the per-request headers; cs is its
+// Cache-Status.
+func (s *Server) serve(ctx *fasthttp.RequestCtx, iface schema.Interface, t *replica.Tenant, e *cache.Entry, hs *pipeline.Headers, cs []byte) {
 	h := &ctx.Response.Header
 	h.SetCanonical(keyETag, e.ETag)
 	h.SetCanonical(keyCacheControl, cacheControlPublic)
+	h.SetCanonical(keyCacheStatus, cs)
 	h.AddBytesV(fasthttp.HeaderVary, varyAcceptEncoding)
 	s.setReplicaVersion(ctx, t)
 	for _, kv := range e.Headers {
@@ -498,7 +628,7 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx, iface schema.Interface, t *repl
 	if len(hs.IfNoneMatch) > 0 && etagMatches(hs.IfNoneMatch, e.ETag) {
 		ctx.SetStatusCode(fasthttp.StatusNotModified)
 		s.notModified.Inc()
-		s.http.Count(e.Route, fasthttp.StatusNotModified)
+		s.http.Observe(ctx, e.Route, fasthttp.StatusNotModified)
 		return
 	}
 	body, enc := e.Body(hs.AcceptEncoding)
@@ -508,7 +638,7 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx, iface schema.Interface, t *repl
 	h.SetContentTypeBytes(e.ContentType)
 	ctx.SetStatusCode(e.Status)
 	ctx.Response.SetBodyRaw(body)
-	s.http.Count(e.Route, e.Status)
+	s.http.Observe(ctx, e.Route, e.Status)
 }
 
 // anonymousAllow lists the methods at route r's path whose permission check an anonymous
@@ -559,8 +689,22 @@ func etagMatches(inm, etag []byte) bool {
 	return false
 }
 
+// HeaderStaleness is the response header of an answer from the replica: how many seconds (an
+// integer, as Age) the edge has not heard from the state stream about the tenant's shard. A
+// healthy edge says 0 or 1; past Config.StaleAfter, /readyz reports the edge degraded.
+const HeaderStaleness = "Vitrine-Staleness"
+
+// setReplicaVersion sets the headers of an answer from the replica: Vitrine-Replica-Version and
+// Vitrine-Staleness. It does not allocate.
 func (s *Server) setReplicaVersion(ctx *fasthttp.RequestCtx, t *replica.Tenant) {
 	pipeline.SetReplicaVersion(&ctx.Response.Header, t.Version())
+	shard := 0
+	if info := t.Info(); info != nil {
+		shard = info.Shard
+	}
+	var b [20]byte
+	secs := int64(s.rep.Staleness(shard, ctx.Time()) / time.Second)
+	ctx.Response.Header.SetCanonical(keyStaleness, strconv.AppendInt(b[:0], secs, 10))
 }
 
 // rateLimit spends a token of the client's bucket at tenant t; when none is left it answers 429.
@@ -584,22 +728,52 @@ func (s *Server) rateLimit(ctx *fasthttp.RequestCtx, iface schema.Interface, t *
 	return false
 }
 
-// forward sends a request to the origin. A successful write's response is held until the edge
-// has applied the write's version (bounded by WriteWait).
-func (s *Server) forward(ctx *fasthttp.RequestCtx, iface schema.Interface, t *replica.Tenant, rid []byte) {
+// forward sends a request to the origin; why is its Cache-Status. A successful write's response
+// is held until the edge has applied the write's version (bounded by WriteWait).
+//
+// When the origin does not answer, what the client is told depends on whether the request was
+// sent: never sent (the connection failed, or the breaker is open) is 503 with Retry-After,
+// safe to retry; sent and unanswered (timed out, connection lost while waiting) is, for a write,
+// 504 outcome_unknown without retry advice: the origin may have applied it, or may apply it
+// when it resumes. A read sent and unanswered is 504 with Retry-After: reading again is safe.
+func (s *Server) forward(ctx *fasthttp.RequestCtx, iface schema.Interface, t *replica.Tenant, rid []byte, why []byte) {
 	s.forwarded.Inc()
 	id := bytes.Clone(rid)
+	safe := ctx.IsGet() || ctx.IsHead() || ctx.IsOptions()
+	start := time.Now()
 	err := s.fwd.forward(ctx, id, t.Slug, pipeline.ClientAddr(ctx, s.cfg.TrustedProxies))
+	s.forwardTime.UpdateDuration(start)
 	ctx.Response.Header.Set(pipeline.HeaderRequestID, string(id))
 	if err != nil {
 		s.forwardErrors.Inc()
-		s.log.Warn("origin unavailable", "err", err, "request_id", string(id))
+		var e *schema.Error
+		switch {
+		case errors.Is(err, errBreakerOpen):
+			s.breakerRejected.Inc()
+			e = &schema.Error{Code: schema.CodeUnavailable, CMSCode: "rest_origin_unavailable",
+				Message: "The store's origin is unavailable; retry shortly", RetryAfter: max(1, int(s.cfg.BreakerCooldown/time.Second))}
+		case neverSent(err):
+			s.log.Warn("origin unavailable", "err", err, "request_id", string(id))
+			e = &schema.Error{Code: schema.CodeUnavailable, CMSCode: "rest_origin_unavailable",
+				Message: "The store's origin is unavailable; retry shortly", RetryAfter: 1}
+		case safe:
+			s.log.Warn("origin did not answer", "err", err, "request_id", string(id))
+			e = &schema.Error{Code: schema.CodeUnavailable, CMSCode: "rest_origin_timeout", Status: fasthttp.StatusGatewayTimeout,
+				Message: "The store's origin did not answer in time; retry shortly", RetryAfter: 1}
+		default:
+			s.outcomeUnknown.Inc()
+			s.log.Error("forwarded request sent and not answered: outcome unknown", "err", err, "request_id", string(id),
+				"method", string(ctx.Method()), "path", string(ctx.Path()))
+			e = &schema.Error{Code: schema.CodeOutcomeUnknown, CMSCode: "rest_outcome_unknown",
+				Message: "The store's origin received the request but did not answer in time: it may or may not have been applied. " +
+					"Check before retrying, or retry with the same Idempotency-Key"}
+		}
 		pipeline.CORS(&ctx.Response.Header, iface, ctx.Request.Header.Peek(fasthttp.HeaderOrigin))
-		pipeline.WriteError(ctx, iface, &schema.Error{Code: schema.CodeUnavailable, CMSCode: "rest_origin_unavailable",
-			Message: "The store's origin is unavailable; retry shortly", RetryAfter: 1})
+		pipeline.WriteError(ctx, iface, e)
 		pipeline.Reshape(ctx, iface, apiRoot(t))
-		s.setReplicaVersion(ctx, t)
-		s.http.Count(pipeline.RouteForwarded, ctx.Response.StatusCode())
+		pipeline.SetReplicaVersion(&ctx.Response.Header, t.Version())
+		ctx.Response.Header.SetCanonical(keyCacheStatus, why)
+		s.http.Observe(ctx, pipeline.RouteForwarded, ctx.Response.StatusCode())
 		return
 	}
 	pipeline.CORS(&ctx.Response.Header, iface, ctx.Request.Header.Peek(fasthttp.HeaderOrigin))
@@ -610,24 +784,62 @@ func (s *Server) forward(ctx *fasthttp.RequestCtx, iface schema.Interface, t *re
 			}
 		}
 	}
-	s.setReplicaVersion(ctx, t)
+	pipeline.SetReplicaVersion(&ctx.Response.Header, t.Version())
 	if len(ctx.Response.Header.Peek(fasthttp.HeaderCacheControl)) == 0 {
 		ctx.Response.Header.SetBytesV(fasthttp.HeaderCacheControl, cacheControlPrivate)
 	}
-	s.http.Count(pipeline.RouteForwarded, ctx.Response.StatusCode())
+	ctx.Response.Header.AddBytesKV(keyCacheStatus, why)
+	s.http.Observe(ctx, pipeline.RouteForwarded, ctx.Response.StatusCode())
 }
 
-// health answers /healthz (the process is up) and /readyz (every served tenant has had its first
-// checkpoint).
+// health answers /healthz (the process is up) and /readyz (Readiness).
 func (s *Server) health(ctx *fasthttp.RequestCtx) {
 	ctx.Response.Header.SetContentTypeBytes(pipeline.ContentTypeCommerce)
 	ctx.Response.Header.SetBytesV(fasthttp.HeaderCacheControl, cacheControlPrivate)
-	if string(ctx.Path()) == "/healthz" || s.rep.Ready() {
+	if string(ctx.Path()) == "/healthz" {
 		ctx.SetBodyString(`{"status":"ok"}`)
-	} else {
-		ctx.SetStatusCode(fasthttp.StatusServiceUnavailable)
-		ctx.SetBodyString(`{"status":"bootstrapping"}`)
+		return
 	}
+	status, body := s.Readiness(time.Now())
+	ctx.SetStatusCode(status)
+	ctx.SetBody(body)
+}
+
+// Readiness is the edge's /readyz answer, a status and a JSON body:
+//
+//   - 503 "bootstrapping" until the replica has completed its bootstrap and every tenant it
+//     serves has had its first checkpoint;
+//   - 200 "degraded" when a shard's staleness (time since the state stream was last heard from
+//     about it, per shard and for the registry) exceeds StaleAfter: the edge keeps serving its
+//     replica (decision 22), every answer saying how stale in Vitrine-Staleness, and operators
+//     alert on the status or on vitrine_feed_staleness_seconds;
+//   - 200 "ok" otherwise.
+//
+// The body lists each shard's staleness in seconds and whether it is past StaleAfter.
+func (s *Server) Readiness(now time.Time) (int, []byte) {
+	type shard struct {
+		Shard     string  `json:"shard"`
+		Staleness float64 `json:"staleness_seconds"`
+		Stale     bool    `json:"stale"`
+	}
+	out := struct {
+		Status     string  `json:"status"`
+		StaleAfter float64 `json:"stale_after_seconds"`
+		Shards     []shard `json:"shards"`
+	}{Status: "ok", StaleAfter: s.cfg.StaleAfter.Seconds(), Shards: []shard{}}
+	for _, st := range s.rep.StalenessByShard(now) {
+		stale := st.Staleness > s.cfg.StaleAfter
+		if stale {
+			out.Status = "degraded"
+		}
+		out.Shards = append(out.Shards, shard{Shard: st.Shard, Staleness: st.Staleness.Round(time.Millisecond).Seconds(), Stale: stale})
+	}
+	status := fasthttp.StatusOK
+	if !s.rep.Ready() {
+		out.Status, status = "bootstrapping", fasthttp.StatusServiceUnavailable
+	}
+	body, _ := json.Marshal(out)
+	return status, body
 }
 
 // Run serves on addr until ctx ends, then drains in-flight requests (10s at most).

@@ -36,7 +36,7 @@ import (
 // framed, and is never cached.
 
 const (
-	adminSessionCookie = "vitrine_admin_session"
+	adminSessionCookie = pipeline.AdminSessionCookie
 	adminNonceCookie   = "vitrine_admin_nonce"
 	adminSessionTTL    = 15 * time.Minute
 )
@@ -163,7 +163,7 @@ func (s *Server) renderAdminPage(ctx *fasthttp.RequestCtx, rq *handler.Request, 
 	}
 	ctx.SetStatusCode(status)
 	ctx.SetBody(buf.Bytes())
-	s.http.Count(pipeline.RouteIndex(rq.Route), status)
+	s.http.Observe(ctx, pipeline.RouteIndex(rq.Route), status)
 }
 
 // redirectAdmin answers 303 to one of the administration pages' own URLs.
@@ -172,7 +172,7 @@ func (s *Server) redirectAdmin(ctx *fasthttp.RequestCtx, rq *handler.Request, to
 	ctx.Response.Header.Set("Referrer-Policy", "no-referrer")
 	ctx.Response.Header.Set(fasthttp.HeaderLocation, to)
 	ctx.SetStatusCode(fasthttp.StatusSeeOther)
-	s.http.Count(pipeline.RouteIndex(rq.Route), fasthttp.StatusSeeOther)
+	s.http.Observe(ctx, pipeline.RouteIndex(rq.Route), fasthttp.StatusSeeOther)
 }
 
 // adminSignIn is the sign-in the administration pages share. It returns the user of a valid

@@ -25,6 +25,10 @@ const (
 	CodeNotAllowed    Code = "not_allowed"   // the operation is not supported on this resource
 	CodeUnprocessable Code = "unprocessable" // well-formed, but semantically refused (same idempotency key, other body)
 	CodePayment       Code = "payment"       // the payment provider declined the payment
+	// CodeOutcomeUnknown: the request may or may not have taken effect (an edge's forwarded
+	// request timed out after it was sent; the database lost the connection during COMMIT or
+	// answered 40003); retrying is safe only for idempotent requests.
+	CodeOutcomeUnknown Code = "outcome_unknown"
 )
 
 // Error is the error value every layer returns to a transport. Message is safe to show to the

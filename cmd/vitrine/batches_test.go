@@ -66,11 +66,12 @@ func (sh *shop) orderShipments(ref string) (*store.Order, []*store.Shipment) {
 }
 
 // batchStatus reads a label batch's status with a read_orders key; while no origin answers
-// (the edge's 503 during a restart) it is the zero status.
+// (the edge's 503 during a restart, or its 504 for a read the killed origin never answered) it
+// is the zero status.
 func (sh *shop) batchStatus(id, key string) batchStatus {
 	sh.t.Helper()
 	r := sh.do("GET", "/api/orders/batch-labels/"+id+"/status", "", "", "Authorization", "Bearer "+key)
-	if r.status == 503 {
+	if r.status == 503 || r.status == 504 {
 		return batchStatus{}
 	}
 	if r.status != 200 {

@@ -29,6 +29,8 @@ var statusOf = map[schema.Code]int{
 	schema.CodeUnprocessable: fasthttp.StatusUnprocessableEntity,
 	schema.CodePayment:       fasthttp.StatusPaymentRequired,
 	schema.CodeInternal:      fasthttp.StatusInternalServerError,
+	// A forwarded request whose answer never came: it may have been applied (RFC 9110 15.6.5).
+	schema.CodeOutcomeUnknown: fasthttp.StatusGatewayTimeout,
 }
 
 // Status returns the HTTP status of an error.
@@ -44,21 +46,22 @@ func Status(e *schema.Error) int {
 
 // cmsCodeOf derives a WordPress error code when the error does not carry one.
 var cmsCodeOf = map[schema.Code]string{
-	schema.CodeInvalid:       "rest_invalid_param",
-	schema.CodeNotFound:      "rest_no_route",
-	schema.CodeConflict:      "rest_conflict",
-	schema.CodeUnauthorized:  "rest_not_logged_in",
-	schema.CodeForbidden:     "rest_forbidden",
-	schema.CodeTooLarge:      "rest_request_too_large",
-	schema.CodeUnsupported:   "rest_unsupported_media_type",
-	schema.CodeRateLimited:   "rest_rate_limited",
-	schema.CodeUnavailable:   "rest_unavailable",
-	schema.CodeNotReady:      "rest_unavailable",
-	schema.CodeGone:          "rest_already_trashed",
-	schema.CodeNotAllowed:    "rest_no_route",
-	schema.CodeUnprocessable: "rest_invalid_param",
-	schema.CodePayment:       "rest_payment_failed",
-	schema.CodeInternal:      "rest_internal_error",
+	schema.CodeInvalid:        "rest_invalid_param",
+	schema.CodeNotFound:       "rest_no_route",
+	schema.CodeConflict:       "rest_conflict",
+	schema.CodeUnauthorized:   "rest_not_logged_in",
+	schema.CodeForbidden:      "rest_forbidden",
+	schema.CodeTooLarge:       "rest_request_too_large",
+	schema.CodeUnsupported:    "rest_unsupported_media_type",
+	schema.CodeRateLimited:    "rest_rate_limited",
+	schema.CodeUnavailable:    "rest_unavailable",
+	schema.CodeNotReady:       "rest_unavailable",
+	schema.CodeGone:           "rest_already_trashed",
+	schema.CodeNotAllowed:     "rest_no_route",
+	schema.CodeUnprocessable:  "rest_invalid_param",
+	schema.CodePayment:        "rest_payment_failed",
+	schema.CodeInternal:       "rest_internal_error",
+	schema.CodeOutcomeUnknown: "rest_outcome_unknown",
 }
 
 // Content types of the two interfaces.

@@ -15,7 +15,7 @@ import (
 //  4. a CORS preflight is answered here: it carries no tenant header;
 //  5. an invalid _jsonp callback is refused (CMS, not for batch items), as WordPress does first;
 //  6. CORS headers, then the tenant from Host or X-Tenant-Slug (unknown: the 404 of an unknown
-//     route);
+//     route; before the replica has loaded its tenant registry, 503 not_ready instead);
 //  7. Admit (the edge's rate limit), then the tenant's readiness (503 until its first checkpoint
 //     and registry entry);
 //  8. the read floor (Vitrine-Min-Version), with its far-ahead refusal and waiter cap;
@@ -34,6 +34,10 @@ type Front struct {
 	IDs     *RequestIDs
 	HTTP    *HTTPMetrics
 	Floor   *ReadFloor
+	// Routes, when set, names the route of a request Front refuses itself (rate limited, not
+	// ready, a floor refused or timed out), so that the answer is counted under its route, not
+	// not_found. Only refusals are matched: a request Front lets through is routed by Tail.
+	Routes *Router
 	// Health answers /healthz and /readyz.
 	Health func(ctx *fasthttp.RequestCtx)
 	// Nested, when set, reports that a request is an item of a CMS batch: it has no JSONP
@@ -87,7 +91,7 @@ var pathHealthz, pathReadyz = "/healthz", "/readyz"
 func (f *Front) Serve(ctx *fasthttp.RequestCtx) {
 	if p := ctx.Path(); string(p) == pathHealthz || string(p) == pathReadyz {
 		f.Health(ctx)
-		f.HTTP.Count(RouteOps, ctx.Response.StatusCode())
+		f.HTTP.Observe(ctx, RouteOps, ctx.Response.StatusCode())
 		return
 	}
 	var rq Request
@@ -97,22 +101,30 @@ func (f *Front) Serve(ctx *fasthttp.RequestCtx) {
 	// A preflight carries none of the request's own headers (X-Tenant-Slug among them): it is
 	// answered before the tenant is resolved, or a browser could never call a store by slug.
 	if Preflight(ctx, rq.Iface) {
-		f.HTTP.Count(RoutePreflight, ctx.Response.StatusCode())
+		f.HTTP.Observe(ctx, RoutePreflight, ctx.Response.StatusCode())
 		return
 	}
 	rq.Nested = f.Nested != nil && f.Nested(ctx)
 	if rq.Iface == schema.CMS && !rq.Nested && !CheckJSONP(ctx) {
 		CORS(&ctx.Response.Header, rq.Iface, rq.Headers.Origin)
-		f.HTTP.Count(RouteNotFound, ctx.Response.StatusCode())
+		f.HTTP.Observe(ctx, f.routeOf(ctx, &rq), ctx.Response.StatusCode())
 		return
 	}
 	CORS(&ctx.Response.Header, rq.Iface, rq.Headers.Origin)
 	if rq.Tenant = f.Tenants.Lookup(ctx.Host(), rq.Headers.TenantSlug); rq.Tenant == nil {
-		NotFound(ctx, rq.Iface)
+		if f.Tenants.RegistryLoaded() {
+			NotFound(ctx, rq.Iface)
+		} else {
+			// The registry has not arrived: the host may well be a tenant's. 503, never 404.
+			NotReady(ctx, rq.Iface)
+		}
 		f.refused(ctx, &rq)
 		return
 	}
 	rq.Info = rq.Tenant.Info()
+	if f.HTTP.accessOn() {
+		ctx.SetUserValue(accessTenantKey, rq.Tenant.Slug) // for the access log only: it allocates
+	}
 	if f.Admit != nil && !f.Admit(ctx, rq.Iface, rq.Tenant) {
 		f.refused(ctx, &rq)
 		return
@@ -135,14 +147,25 @@ func (f *Front) Serve(ctx *fasthttp.RequestCtx) {
 	if IsSiteHome(ctx, rq.Iface) {
 		SiteHome(ctx, rq.Info.BaseURL, rq.Info.Name)
 		SetReplicaVersion(&ctx.Response.Header, rq.Tenant.Version())
-		f.HTTP.Count(RouteNotFound, ctx.Response.StatusCode())
+		f.HTTP.Observe(ctx, RouteNotFound, ctx.Response.StatusCode())
 		return
 	}
 	f.Tail(ctx, rq)
 }
 
-// refused shapes and counts an answer Front gave itself.
+// refused shapes and counts an answer Front gave itself to a request of a known tenant, under
+// the route the request addressed.
 func (f *Front) refused(ctx *fasthttp.RequestCtx, rq *Request) {
 	rq.Shape(ctx)
-	f.HTTP.Count(RouteNotFound, ctx.Response.StatusCode())
+	f.HTTP.Observe(ctx, f.routeOf(ctx, rq), ctx.Response.StatusCode())
+}
+
+// routeOf returns the index of the route a refused request addressed (RouteNotFound when it
+// names none, or when Front has no Routes). It matches the whole route table, served here or not:
+// a route an edge forwards is still the route the caller meant.
+func (f *Front) routeOf(ctx *fasthttp.RequestCtx, rq *Request) int {
+	if f.Routes == nil {
+		return RouteNotFound
+	}
+	return RouteIndex(f.Routes.Match(ctx, rq.Iface, string(ctx.Method()), rq.Route))
 }

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"strconv"
 
 	"github.com/valyala/fasthttp"
@@ -89,9 +90,42 @@ func (hs *Headers) Scan(h *fasthttp.RequestHeader) {
 	}
 }
 
-// Anonymous reports whether the request carries no credential: no Authorization header and no
-// cookie. Only anonymous requests may be answered from shared caches.
-func (hs *Headers) Anonymous() bool { return len(hs.Authorization) == 0 && len(hs.Cookie) == 0 }
+// AdminSessionCookie is the one cookie Vitrine honours as a credential: the session of the
+// administration pages under /cms-admin (origin/authorize.go sets it). Every other cookie (a
+// storefront's analytics or consent cookies) is the browser's business, not Vitrine's.
+const AdminSessionCookie = "vitrine_admin_session"
+
+// Anonymous reports whether the request carries no credential Vitrine honours: no
+// Authorization header (application passwords, customer tokens, server keys; a malformed one is
+// the origin's to refuse, as WordPress answers 401 for a bad credential even on public reads)
+// and no AdminSessionCookie. Other cookies do not make a request credentialed: the replica's
+// answer to it is the origin's answer to it. Only anonymous requests may be answered from the
+// replica and shared caches. It does not allocate.
+func (hs *Headers) Anonymous() bool {
+	return len(hs.Authorization) == 0 && !HasCookie(hs.Cookie, AdminSessionCookie)
+}
+
+// HasCookie reports whether a Cookie header value names the cookie name exactly (RFC 6265
+// cookie-pairs separated by ";"). It does not allocate.
+func HasCookie(header []byte, name string) bool {
+	for len(header) > 0 {
+		pair := header
+		if i := bytes.IndexByte(header, ';'); i >= 0 {
+			pair, header = header[:i], header[i+1:]
+		} else {
+			header = nil
+		}
+		pair = bytes.TrimLeft(pair, " \t")
+		n := pair
+		if i := bytes.IndexByte(pair, '='); i >= 0 {
+			n = pair[:i]
+		}
+		if string(bytes.TrimRight(n, " \t")) == name {
+			return true
+		}
+	}
+	return false
+}
 
 // AssignRequestID is the function of the same name, using an already scanned id.
 func (hs *Headers) AssignRequestID(ctx *fasthttp.RequestCtx, g *RequestIDs) []byte {

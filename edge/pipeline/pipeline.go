@@ -163,12 +163,6 @@ func Preflight(ctx *fasthttp.RequestCtx, iface schema.Interface) bool {
 	return true
 }
 
-// IsAnonymous reports whether a request carries no credential: no Authorization header and no
-// cookie. Only anonymous requests may be answered from shared caches.
-func IsAnonymous(ctx *fasthttp.RequestCtx) bool {
-	return len(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization)) == 0 && len(ctx.Request.Header.Peek(fasthttp.HeaderCookie)) == 0
-}
-
 // HeaderClientIP carries, from an edge to the origin, the client address the edge resolved
 // (through its trusted proxies). The origin believes it only on requests with the edge secret;
 // edges overwrite whatever a client sent.

@@ -147,6 +147,19 @@ func (rt *Router) Allowed(iface schema.Interface, path []byte) []string {
 	return out
 }
 
+// AllowedAny is Allowed over the whole route table, served here or not: the methods the origin
+// would name in a 405's Allow header.
+func (rt *Router) AllowedAny(iface schema.Interface, path []byte) []string {
+	var out []string
+	var probe fasthttp.RequestCtx
+	for _, m := range routeMethods {
+		if h, _ := rt.index[iface].Lookup(m, string(path), &probe); h != nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // Param returns a path parameter of the matched route.
 func Param(ctx *fasthttp.RequestCtx, name string) string {
 	v, _ := ctx.UserValue(name).(string)

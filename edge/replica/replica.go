@@ -43,6 +43,7 @@ type Replica struct {
 	resync     atomic.Pointer[string] // why a re-bootstrap is wanted; nil when none is
 	lastResync time.Time              // follower goroutine only
 	stats      stats
+	heard      heardTimes // when the stream was last heard from, per shard (staleness.go)
 }
 
 type stats struct {
@@ -78,12 +79,14 @@ func (r *Replica) ResyncWanted() string {
 
 // generation is one bootstrap's state.
 type generation struct {
-	epoch        string
-	tenants      map[string]*Tenant // by log name; follower goroutine only
-	registry     atomic.Pointer[registry]
-	entries      map[string]*schema.Tenant // registry state; follower goroutine only
-	entryVer     map[string]int64
-	checkpointed bool
+	epoch    string
+	tenants  map[string]*Tenant // by log name; follower goroutine only
+	registry atomic.Pointer[registry]
+	entries  map[string]*schema.Tenant // registry state; follower goroutine only
+	entryVer map[string]int64
+	// checkpointed: the generation had its first checkpoint (everything published when it
+	// started was delivered). Written by the follower goroutine, read by requests (RegistryLoaded).
+	checkpointed atomic.Bool
 }
 
 // registry is an immutable host and slug index of the served tenants.
@@ -101,6 +104,7 @@ func New(cfg Config) *Replica {
 		cfg.ResyncEvery = 30 * time.Second
 	}
 	r := &Replica{cfg: cfg, log: cfg.Logger.With("component", "replica")}
+	r.heard.init(time.Now())
 	r.gen.Store(newGeneration(""))
 	return r
 }
@@ -132,6 +136,12 @@ func (r *Replica) Epoch() string { return r.gen.Load().epoch }
 // Ready reports whether the replica has completed its bootstrap and every tenant it serves has had
 // its first checkpoint (the /readyz answer).
 func (r *Replica) Ready() bool { return r.ready.Load() }
+
+// RegistryLoaded reports whether the served state knows its tenants: its bootstrap has had its
+// first checkpoint, so every registry entry published before it was delivered. Until then a host
+// that resolves to no tenant may be one the registry has not delivered yet: the edge answers
+// 503 not_ready for it, never the 404 of an unknown tenant.
+func (r *Replica) RegistryLoaded() bool { return r.gen.Load().checkpointed.Load() }
 
 // Tenants returns the served tenants, ordered by slug (metrics, digests).
 func (r *Replica) Tenants() []*Tenant {
@@ -219,7 +229,7 @@ func (r *Replica) Reset(epoch string) {
 		r.building.retire()
 		r.building = nil
 	}
-	if cur.epoch == epoch && cur.checkpointed {
+	if cur.epoch == epoch && cur.checkpointed.Load() {
 		r.building = ng
 		return
 	}
@@ -265,7 +275,7 @@ func (r *Replica) Checkpoint() {
 			r.disagree(t)
 		}
 	}
-	g.checkpointed = true
+	g.checkpointed.Store(true)
 	if g == r.building {
 		old := r.gen.Load()
 		r.gen.Store(g)
@@ -359,7 +369,7 @@ func (r *Replica) updateReady(g *generation) {
 	if g != r.gen.Load() {
 		return
 	}
-	ok := g.checkpointed && g.tenants[schema.PlatformLog] != nil && g.tenants[schema.PlatformLog].ready.Load()
+	ok := g.checkpointed.Load() && g.tenants[schema.PlatformLog] != nil && g.tenants[schema.PlatformLog].ready.Load()
 	if ok {
 		for _, t := range g.registry.Load().bySlug {
 			if !t.ready.Load() {
