@@ -4,11 +4,14 @@ import (
 	"net/netip"
 	"sync"
 	"time"
+
+	"vitrine/edge/pipeline"
 )
 
-// limiter is a token bucket per client address and tenant: each address may spend a tenant's
-// limit of requests per minute on that tenant, refilled continuously, with a burst of the limit;
-// its use of one store does not count against another. It is sharded to keep lock contention
+// limiter is a token bucket per client address (an IPv6 client's /64: pipeline.LimitKey) and
+// tenant: each address may spend a tenant's limit of requests per minute on that tenant,
+// refilled continuously, with a burst of the limit; its use of one store does not count against
+// another. It is sharded to keep lock contention
 // low, and bounded: it tracks at most maxKeys buckets, forgetting idle ones.
 type limiter struct {
 	shards [64]limiterShard
@@ -44,7 +47,8 @@ func newLimiter(maxKeys int) *limiter {
 // available when it may not (else until the bucket is full again). A new bucket is allocated
 // once; after that allow does not allocate.
 func (l *limiter) allow(addr netip.Addr, tenant string, perMinute int, now int64) (ok bool, remaining int, reset int) {
-	key := limitKey{addr: addr.As16(), tenant: tenant}
+	// An IPv6 client counts by its /64 (one subscriber's network), an IPv4 one by its address.
+	key := limitKey{addr: pipeline.LimitKey(addr).As16(), tenant: tenant}
 	limit := float64(perMinute)
 	h := uint32(2166136261)
 	for _, b := range key.addr {

@@ -152,7 +152,7 @@ func (s *Server) answer(ctx *fasthttp.RequestCtx, rq *handler.Request, err error
 	ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
 	pipeline.SetReplicaVersion(&ctx.Response.Header, rq.Tenant.Version())
 	pipeline.WriteJSON(ctx, rq.Iface, 200, v)
-	s.http.Count(pipeline.RouteIndex(rq.Route), 200)
+	s.http.Observe(ctx, pipeline.RouteIndex(rq.Route), 200)
 }
 
 // write runs fn as one replicated write and answers with status and the value fn left in out.

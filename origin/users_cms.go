@@ -69,7 +69,7 @@ func (s *Server) cmsAnswer(ctx *fasthttp.RequestCtx, rq *handler.Request, status
 	}
 	pipeline.SetReplicaVersion(&ctx.Response.Header, rq.Tenant.Version())
 	pipeline.WriteJSON(ctx, rq.Iface, status, body)
-	s.http.Count(pipeline.RouteIndex(rq.Route), status)
+	s.http.Observe(ctx, pipeline.RouteIndex(rq.Route), status)
 }
 
 func (s *Server) site(rq *handler.Request) schema.Site {

@@ -34,6 +34,7 @@ Usage:
   vitrine seed                fill an empty tenant with a demo catalog
   vitrine import              import a Shopify product CSV export into a tenant's catalog
   vitrine bench <scenario>    run the bench suite (reads, baselines, …, or all) and write a report
+  vitrine version             print the build: version, VCS revision, Go release, change schema
 
 Run "vitrine <command> -h" for a command's flags.
 `
@@ -102,6 +103,8 @@ func run(ctx context.Context, args []string) error {
 		return runBench(ctx, rest)
 	case "bench-fixed-server": // started by `vitrine bench`; not in the usage text
 		return runBenchFixedServer(ctx, rest)
+	case "version", "-version", "--version":
+		return runVersion(os.Stdout, rest)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return nil

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/VictoriaMetrics/metrics"
+	"github.com/valyala/fasthttp"
 
 	"vitrine/schema"
 )
@@ -25,26 +27,57 @@ var extraRoutes = map[int]string{
 // trackedStatuses get their own counter; any other status counts under its class ("2xx").
 var trackedStatuses = []int{200, 201, 204, 206, 301, 302, 304, 400, 401, 403, 404, 405, 409, 410, 413, 415, 422, 429, 500, 501, 502, 503, 504}
 
-// HTTPMetrics counts requests by route and status, in a metrics set. Count does not allocate once
-// a (route, status) pair has been seen.
+// LatencyBuckets are the upper bounds, in seconds, of Vitrine's latency histograms (Prometheus
+// `le` buckets): from 100µs, where an edge's cache hits fall, to 10s, past every bound a request
+// waits for (the read floor's 2s, the transaction retry budget's 3s).
+var LatencyBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
+
+// statusClasses are the status labels of the duration histogram: a label per class keeps its
+// series to five per route.
+var statusClasses = [5]string{"1xx", "2xx", "3xx", "4xx", "5xx"}
+
+// HTTPMetrics counts requests by route and status, and times them by route and status class,
+// in a metrics set. Observe and Count do not allocate once a (route, status) pair has been seen.
+//
+// Series: vitrine_http_requests_total{process,route,status} (status exact for the common codes,
+// else its class) and vitrine_http_request_duration_seconds{process,route,status} (a Prometheus
+// histogram with LatencyBuckets; status is the class, "2xx"). The route label is the route's
+// name and method ("product.get GET"), or forwarded, not_found, ops or preflight: never a path,
+// so the series are bounded by the route table.
 type HTTPMetrics struct {
 	set     *metrics.Set
 	process string
 	mu      sync.Mutex
-	// table[route][status index] holds counters created on first use. The map itself never
-	// changes after NewHTTPMetrics.
-	table atomic.Pointer[map[int]*[32]atomic.Pointer[metrics.Counter]]
+	// table[route] holds the counters and histograms of a route, created on first use. The map
+	// itself never changes after NewHTTPMetrics.
+	table atomic.Pointer[map[int]*routeSeries]
+	// access, when set, is told of every request Observe records (SetAccessLog).
+	access atomic.Pointer[AccessLog]
 }
 
-// NewHTTPMetrics returns request counters named vitrine_http_requests_total{process,route,status}.
+// SetAccessLog has every request Observe records written to a (nil: none). Safe to call at any
+// time. With none, Observe allocates nothing for it.
+func (m *HTTPMetrics) SetAccessLog(a *AccessLog) { m.access.Store(a) }
+
+// accessOn reports whether an access log is set (Front hands it the tenant then).
+func (m *HTTPMetrics) accessOn() bool { return m.access.Load() != nil }
+
+// routeSeries are one route's series: counters by status index, histograms by status class.
+type routeSeries struct {
+	counts [32]atomic.Pointer[metrics.Counter]
+	times  [5]atomic.Pointer[metrics.PrometheusHistogram]
+}
+
+// NewHTTPMetrics returns request counters named vitrine_http_requests_total{process,route,status}
+// and histograms named vitrine_http_request_duration_seconds{process,route,status}.
 func NewHTTPMetrics(set *metrics.Set, process string) *HTTPMetrics {
 	m := &HTTPMetrics{set: set, process: process}
-	t := map[int]*[32]atomic.Pointer[metrics.Counter]{}
+	t := map[int]*routeSeries{}
 	for i := range schema.Routes {
-		t[i] = new([32]atomic.Pointer[metrics.Counter])
+		t[i] = new(routeSeries)
 	}
 	for i := range extraRoutes {
-		t[i] = new([32]atomic.Pointer[metrics.Counter])
+		t[i] = new(routeSeries)
 	}
 	m.table.Store(&t)
 	return m
@@ -56,39 +89,84 @@ func statusIndex(status int) int {
 			return i
 		}
 	}
-	return len(trackedStatuses) + min(max(status/100-1, 0), 4) // 1xx..5xx classes
+	return len(trackedStatuses) + statusClass(status)
+}
+
+// statusClass is 0 for 1xx … 4 for 5xx (out-of-range statuses are clamped).
+func statusClass(status int) int { return min(max(status/100-1, 0), 4) }
+
+// routeName is the route label of a route index.
+func routeName(route int) string {
+	if route >= 0 && route < len(schema.Routes) {
+		return schema.Routes[route].Name + " " + schema.Routes[route].Method
+	}
+	return extraRoutes[route]
 }
 
 // Count records one request of route (an index in schema.Routes, or a Route* constant) that
-// answered status.
+// answered status, without timing it: Observe is Count with the request's duration, for answers
+// given while the request's ctx is at hand.
 func (m *HTTPMetrics) Count(route, status int) {
 	row := (*m.table.Load())[route]
 	if row == nil {
 		return
 	}
-	si := statusIndex(status)
-	if c := row[si].Load(); c != nil {
-		c.Inc()
+	m.counter(row, route, status).Inc()
+}
+
+// Observe records one request of route that answered status, and its duration so far: from the
+// moment fasthttp called the handler (ctx.Time()) to now.
+func (m *HTTPMetrics) Observe(ctx *fasthttp.RequestCtx, route, status int) {
+	row := (*m.table.Load())[route]
+	if row == nil {
 		return
+	}
+	m.counter(row, route, status).Inc()
+	cl := statusClass(status)
+	h := row.times[cl].Load()
+	if h == nil {
+		m.mu.Lock()
+		if h = row.times[cl].Load(); h == nil {
+			h = m.set.GetOrCreatePrometheusHistogramExt(fmt.Sprintf(`vitrine_http_request_duration_seconds{process=%q,route=%q,status=%q}`,
+				m.process, routeName(route), statusClasses[cl]), LatencyBuckets)
+			row.times[cl].Store(h)
+		}
+		m.mu.Unlock()
+	}
+	var d time.Duration
+	if start := ctx.Time(); !start.IsZero() {
+		d = time.Since(start)
+		h.Update(d.Seconds())
+	}
+	if a := m.access.Load(); a != nil {
+		a.write(ctx, routeName(route), status, d)
+	}
+}
+
+func (m *HTTPMetrics) counter(row *routeSeries, route, status int) *metrics.Counter {
+	si := statusIndex(status)
+	if c := row.counts[si].Load(); c != nil {
+		return c
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if row[si].Load() == nil {
-		name := extraRoutes[route]
-		if route < len(schema.Routes) {
-			name = schema.Routes[route].Name + " " + schema.Routes[route].Method
-		}
-		label := fmt.Sprint(status)
-		if si >= len(trackedStatuses) {
-			label = fmt.Sprintf("%dxx", status/100)
-		}
-		row[si].Store(m.set.GetOrCreateCounter(fmt.Sprintf(`vitrine_http_requests_total{process=%q,route=%q,status=%q}`, m.process, name, label)))
+	if c := row.counts[si].Load(); c != nil {
+		return c
 	}
-	row[si].Load().Inc()
+	label := fmt.Sprint(status)
+	if si >= len(trackedStatuses) {
+		label = statusClasses[statusClass(status)]
+	}
+	c := m.set.GetOrCreateCounter(fmt.Sprintf(`vitrine_http_requests_total{process=%q,route=%q,status=%q}`, m.process, routeName(route), label))
+	row.counts[si].Store(c)
+	return c
 }
 
-// RouteIndex returns the index of a route in schema.Routes.
+// RouteIndex returns the index of a route in schema.Routes (RouteNotFound for nil).
 func RouteIndex(r *schema.Route) int {
+	if r == nil {
+		return RouteNotFound
+	}
 	for i := range schema.Routes {
 		if &schema.Routes[i] == r {
 			return i

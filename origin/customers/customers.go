@@ -9,6 +9,8 @@
 //     hashes twice), and a login for an unknown email costs what a wrong password costs.
 //   - Sign-in is throttled per client address and per account, in the database, so the limits
 //     hold across every edge and origin.
+//   - argon2id runs under a memory budget (KDF): past it a sign-in or registration waits a
+//     bounded time, then answers 503 with Retry-After; memory never grows with the flood.
 //   - A token is valid only for the tenant that issued it.
 package customers
 
@@ -39,10 +41,15 @@ var errBadToken = &schema.Error{Code: schema.CodeUnauthorized, Message: "invalid
 type Service struct {
 	*handler.Responder
 	DB *store.DB
+	// KDF computes password hashes under a memory budget (nil: NewKDF's defaults, set by Bind).
+	KDF *KDF
 }
 
 // Bind attaches the customer routes' handlers.
 func (s *Service) Bind(t *handler.Table) {
+	if s.KDF == nil {
+		s.KDF = NewKDF(0, 0)
+	}
 	t.Bind("customer.register", s.register)
 	t.Bind("customer.login", s.login)
 	t.Bind("customer.logout", s.logout)
@@ -149,10 +156,14 @@ func (s *Service) register(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	if in.Name != nil {
 		name = *in.Name
 	}
-	hash := hashPassword(*in.Password) // outside the transaction: it may be retried
+	hash, err := s.KDF.hash(ctx, *in.Password) // outside the transaction: it may be retried
+	if err != nil {
+		s.Fail(ctx, rq, err)
+		return
+	}
 	token, tokenHash := store.NewCustomerToken()
 	var out SessionToken
-	err := s.DB.Tx(ctx, func(tx *store.Tx) error {
+	err = s.DB.Tx(ctx, func(tx *store.Tx) error {
 		settings, err := tx.Settings(ctx, rq.Info)
 		if err != nil {
 			return err
@@ -206,7 +217,12 @@ func (s *Service) login(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	if c == nil {
 		hash = dummyPasswordHash
 	}
-	if !verifyPassword(*in.Password, hash) || c == nil {
+	match, err := s.KDF.verify(ctx, *in.Password, hash)
+	if err != nil {
+		s.Fail(ctx, rq, err) // the memory budget stayed full: 503, never a verdict on the password
+		return
+	}
+	if !match || c == nil {
 		s.Fail(ctx, rq, &schema.Error{Code: schema.CodeUnauthorized, Message: "invalid email or password"})
 		return
 	}

@@ -153,7 +153,7 @@ func (s *Service) Document(ctx *fasthttp.RequestCtx, rq *handler.Request, filena
 	h.Set("Content-Disposition", `inline; filename="`+filename+`"`)
 	ctx.SetStatusCode(200)
 	ctx.SetBody(pdf)
-	s.HTTP.Count(pipeline.RouteIndex(rq.Route), 200)
+	s.HTTP.Observe(ctx, pipeline.RouteIndex(rq.Route), 200)
 }
 
 // PDF renders the slip on A4: the store, the order reference as text and as a Code 128

@@ -30,7 +30,7 @@ type Responder struct {
 func (r *Responder) Reply(ctx *fasthttp.RequestCtx, rq *Request, status int, v any) {
 	ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
 	pipeline.WriteJSON(ctx, rq.Iface, status, v)
-	r.HTTP.Count(pipeline.RouteIndex(rq.Route), status)
+	r.HTTP.Observe(ctx, pipeline.RouteIndex(rq.Route), status)
 }
 
 // Respond fails with err when it is not nil, else replies v with status.
@@ -46,7 +46,7 @@ func (r *Responder) Respond(ctx *fasthttp.RequestCtx, rq *Request, status int, e
 func (r *Responder) NoContent(ctx *fasthttp.RequestCtx, rq *Request) {
 	ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
 	ctx.SetStatusCode(fasthttp.StatusNoContent)
-	r.HTTP.Count(pipeline.RouteIndex(rq.Route), fasthttp.StatusNoContent)
+	r.HTTP.Observe(ctx, pipeline.RouteIndex(rq.Route), fasthttp.StatusNoContent)
 }
 
 // NoContentOr fails with err when it is not nil, else answers 204.
@@ -76,7 +76,7 @@ func (r *Responder) Written(ctx *fasthttp.RequestCtx, rq *Request, commits []sto
 		CMSHeaders(ctx, rq.Info, nil)
 	}
 	pipeline.WriteJSON(ctx, rq.Iface, status, body)
-	r.HTTP.Count(pipeline.RouteIndex(rq.Route), status)
+	r.HTTP.Observe(ctx, pipeline.RouteIndex(rq.Route), status)
 }
 
 // Fail answers a routed request with err in its interface's error shape: the one way a handler
@@ -93,7 +93,7 @@ func (r *Responder) FailAt(ctx *fasthttp.RequestCtx, iface schema.Interface, rou
 			"request_id", string(ctx.Response.Header.Peek(pipeline.HeaderRequestID)))
 	}
 	pipeline.WriteError(ctx, iface, err)
-	r.HTTP.Count(route, ctx.Response.StatusCode())
+	r.HTTP.Observe(ctx, route, ctx.Response.StatusCode())
 }
 
 // CMSHeaders adds the headers of every CMS response; own are the headers the answer already
@@ -147,10 +147,16 @@ type Throttle struct {
 	Window time.Duration
 }
 
-// Spend counts one attempt by the request's client, and refuses it past the limit.
+// Key is the throttle's database key for a client address: its name and the address's limit
+// key (an IPv6 address's /64 network).
+func (th Throttle) Key(clientIP string) string {
+	return th.Name + ":ip:" + pipeline.LimitKeyString(clientIP)
+}
+
+// Spend counts one attempt by the request's client, and refuses it past the limit. An IPv6
+// client counts by its /64, an IPv4 one by its address (pipeline.LimitKey).
 func (th Throttle) Spend(ctx *fasthttp.RequestCtx, db *store.DB, rq *Request) error {
-	ip := pipeline.ClientIP(ctx, rq.FromEdge)
-	ok, retry, err := db.Throttle(ctx, rq.Info, th.Name+":ip:"+string(ip), th.Limit, th.Window)
+	ok, retry, err := db.Throttle(ctx, rq.Info, th.Key(string(pipeline.ClientIP(ctx, rq.FromEdge))), th.Limit, th.Window)
 	if err != nil {
 		return err
 	}
