@@ -28,6 +28,8 @@ type devServer struct {
 	origin string // host:port of the origin
 	nats   string // host:port of the embedded NATS
 	dir    string
+	// edgeSecret is this run's edge secret, given to the dev server and every extra edge.
+	edgeSecret string
 }
 
 // startDev starts `vitrine dev` on a fresh database named vitrine_bench_<random> and waits until
@@ -37,7 +39,9 @@ func startDev(ctx context.Context, env Env, dir string, products, posts int) (*d
 	if err != nil {
 		return nil, err
 	}
-	d := &devServer{dbURL: dbURL, dir: filepath.Join(dir, "dev")}
+	var secret [32]byte
+	rand.Read(secret[:])
+	d := &devServer{dbURL: dbURL, dir: filepath.Join(dir, "dev"), edgeSecret: hex.EncodeToString(secret[:])}
 	addrs := make([]string, 4)
 	for i := range addrs {
 		if addrs[i], err = freeAddr(); err != nil {
@@ -48,7 +52,8 @@ func startDev(ctx context.Context, env Env, dir string, products, posts int) (*d
 	d.proc, err = startProc("vitrine-dev", dir, env.ServerCPUs, nil, env.Binary, "dev",
 		"-data-dir", d.dir, "-database-url", dbURL, "-log-level", "warn",
 		"-edge-addr", d.edge, "-origin-addr", d.origin, "-ops-addr", addrs[2], "-nats-addr", d.nats,
-		"-products", strconv.Itoa(products), "-posts", strconv.Itoa(posts), "-rate-limit", "-1")
+		"-products", strconv.Itoa(products), "-posts", strconv.Itoa(posts), "-rate-limit", "-1",
+		"-edge-secret", d.edgeSecret)
 	if err != nil {
 		store.DropDatabase(context.WithoutCancel(ctx), dbURL)
 		return nil, err
@@ -99,7 +104,7 @@ func (d *devServer) startEdge(ctx context.Context, env Env, dir, name string, fl
 		return nil, "", err
 	}
 	argv := append([]string{env.Binary, "edge", "-nats-url", "nats://" + d.nats, "-addr", addr, "-ops-addr", ops,
-		"-origin-url", "http://" + d.origin, "-rate-limit", "-1", "-log-level", "warn"}, flags...)
+		"-origin-url", "http://" + d.origin, "-rate-limit", "-1", "-log-level", "warn", "-edge-secret", d.edgeSecret}, flags...)
 	p, err := startProc(name, dir, env.ServerCPUs, nil, argv...)
 	if err != nil {
 		return nil, "", err

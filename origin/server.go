@@ -8,7 +8,9 @@
 // A request goes through the shared pipeline (tenant, CORS, request id, errors per interface),
 // then authentication: HTTP Basic with a staff user's application password, checked against a
 // keyed hash (HMAC-SHA256 with the server secret). A credential that does not verify is a 401 on
-// any route, as WordPress does. Commerce admin routes check the route's capability before
+// any route, as WordPress does, and no 401 carries a Basic challenge (browsers would cache staff
+// passwords). A credentialed write another site could have made a browser send (a form, text
+// or untyped body, or _method, from another site) is refused (browser.go). Commerce admin routes check the route's capability before
 // decoding; CMS routes check permissions after validation, in WordPress's order.
 //
 // A write runs as one SERIALIZABLE transaction through the store's retry helper, which records
@@ -43,6 +45,7 @@ import (
 	"vitrine/origin/fulfil"
 	"vitrine/origin/handler"
 	"vitrine/origin/keys"
+	"vitrine/origin/kses"
 	"vitrine/origin/payment"
 	"vitrine/origin/refund"
 	"vitrine/origin/store"
@@ -56,17 +59,24 @@ type Config struct {
 	// Secret keys the hash of application passwords (at least 32 bytes). Changing it invalidates
 	// every application password.
 	Secret []byte
-	// EdgeSecret is the secret edges present (Vitrine-Edge-Auth); empty trusts no edge.
-	EdgeSecret string
+	// EdgeSecrets are the secrets an edge may present (Vitrine-Edge-Auth): the current one and,
+	// while edges are rotated to it, the previous one. An edge presenting any of them is trusted
+	// with the client's address (Vitrine-Client-IP); none trusts no edge.
+	EdgeSecrets []string
 	// WriteWait bounds how long a write's response waits for the origin's replica to apply it
 	// (default 250ms).
 	WriteWait time.Duration
 	// FloorWait bounds reads with a version floor (default 2s).
 	FloorWait time.Duration
+	// KDFMemory is the memory, in bytes, that customer password hashing (argon2id, 19 MiB a
+	// hash) may hold at once; sign-ins past it wait (default 256 MiB, at least one hash).
+	KDFMemory int64
+	// KDFWait bounds that wait; past it the sign-in answers 503 with Retry-After (default 1s).
+	KDFWait time.Duration
 	// MaxBodyBytes bounds request bodies (default 8 MiB).
 	MaxBodyBytes int
-	// Payments authorizes checkout payments (default: the built-in test provider on the
-	// database's ledger).
+	// Payments authorizes checkout payments. Required: the command names it (decision 21), and
+	// New panics without one; the built-in test provider is &payment.Test{Ledger: db}.
 	Payments payment.Provider
 	// Carrier buys shipping labels (default: the simulated carrier, keyed by Secret).
 	Carrier carrier.Carrier
@@ -110,6 +120,8 @@ type Server struct {
 	validators   map[string]validator // batch pre-checks (batch.go)
 	// subs are the subscriptions, their renewals and cancellations (origin/subscriptions).
 	subs *subscriptions.Service
+	// kses filters the HTML of users without unfiltered_html at write time (origin/kses).
+	kses *kses.Filter
 }
 
 // New returns an origin writing db and reading rep (a replica following every subject).
@@ -124,7 +136,7 @@ func New(cfg Config, db *store.DB, rep *replica.Replica) *Server {
 		cfg.MaxBodyBytes = 8 << 20
 	}
 	if cfg.Payments == nil {
-		cfg.Payments = &payment.Test{Ledger: db}
+		panic("origin: Config.Payments is required: name the payment provider (&payment.Test{Ledger: db} only in development and tests)")
 	}
 	if cfg.Carrier == nil {
 		cfg.Carrier = &carrier.Sim{Secret: cfg.Secret}
@@ -139,7 +151,7 @@ func New(cfg Config, db *store.DB, rep *replica.Replica) *Server {
 		cfg.Metrics = metrics.NewSet()
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger.With("component", "origin"), db: db, rep: rep,
-		ids: pipeline.NewRequestIDs(), http: pipeline.NewHTTPMetrics(cfg.Metrics, "origin")}
+		ids: pipeline.NewRequestIDs(), http: pipeline.NewHTTPMetrics(cfg.Metrics, "origin"), kses: kses.New()}
 	s.Responder = &handler.Responder{Log: s.log, HTTP: s.http, WriteWait: cfg.WriteWait,
 		Writes:            cfg.Metrics.NewCounter(`vitrine_origin_writes_total`),
 		WriteWaitTimeouts: cfg.Metrics.NewCounter(`vitrine_origin_write_wait_timeouts_total`)}
@@ -157,7 +169,7 @@ func New(cfg Config, db *store.DB, rep *replica.Replica) *Server {
 	s.settingsHandlers() // store settings pages (settings.go)
 	s.userHandlers()     // CMS users and application passwords (users_cms.go, apppasswords.go)
 	s.cartHandlers()
-	s.customers = &customers.Service{Responder: s.Responder, DB: db}
+	s.customers = &customers.Service{Responder: s.Responder, DB: db, KDF: customers.NewKDF(cfg.KDFMemory, cfg.KDFWait)}
 	s.customers.Bind(s.handlers)
 	s.keys = &keys.Service{Responder: s.Responder, DB: db, Secret: cfg.Secret}
 	s.keys.Bind(s.handlers)
@@ -188,6 +200,7 @@ func New(cfg Config, db *store.DB, rep *replica.Replica) *Server {
 		}
 		return func(ctx *fasthttp.RequestCtx, r *schema.Route) { s.dispatch(ctx, r, h) }
 	})
+	s.front.Routes = s.router // refusals are counted under their route
 	return s
 }
 
@@ -252,9 +265,17 @@ func (s *Server) tail(ctx *fasthttp.RequestCtx, fr pipeline.Request) {
 		user, err = s.authenticate(ctx, iface, info)
 	}
 	if err != nil {
+		// No WWW-Authenticate: Basic challenge, as WordPress sends none for application
+		// passwords; a challenge makes browsers prompt for and cache staff credentials, which
+		// they would then attach to requests any site makes them send.
 		s.authFailures.Inc()
-		ctx.Response.Header.Set(fasthttp.HeaderWWWAuthenticate, `Basic realm="vitrine"`)
 		s.FailAt(ctx, iface, pipeline.RouteNotFound, s.fromEdge(ctx), err)
+		return
+	}
+	if user != nil && !fr.Nested && crossSiteForgeable(ctx, info) {
+		// A write another site could have made a browser send with credentials it holds
+		// (browser.go).
+		s.FailAt(ctx, iface, pipeline.RouteNotFound, s.fromEdge(ctx), errCrossSite)
 		return
 	}
 	if iface == schema.CMS {
@@ -269,7 +290,7 @@ func (s *Server) tail(ctx *fasthttp.RequestCtx, fr pipeline.Request) {
 				s.setAllow(ctx, &handler.Request{Iface: iface, Tenant: t, Info: info, User: user}, r) // allow.go
 			}
 			pipeline.SetReplicaVersion(&ctx.Response.Header, t.Version())
-			s.http.Count(pipeline.RouteNotFound, ctx.Response.StatusCode())
+			s.http.Observe(ctx, pipeline.RouteNotFound, ctx.Response.StatusCode())
 			return
 		}
 	}
@@ -311,13 +332,23 @@ func (s *Server) noRoute(ctx *fasthttp.RequestCtx, iface schema.Interface, route
 		}
 	}
 	pipeline.NotFound(ctx, iface)
-	s.http.Count(pipeline.RouteNotFound, 404)
+	s.http.Observe(ctx, pipeline.RouteNotFound, 404)
 }
 
-// fromEdge reports whether the request carries the edge secret.
+// fromEdge reports whether the request carries one of the edge secrets. Every secret is compared,
+// in constant time, so the answer's timing does not tell which one matched.
 func (s *Server) fromEdge(ctx *fasthttp.RequestCtx) bool {
 	got := ctx.Request.Header.Peek(pipeline.HeaderEdgeAuth)
-	return s.cfg.EdgeSecret != "" && len(got) > 0 && subtle.ConstantTimeCompare(got, []byte(s.cfg.EdgeSecret)) == 1
+	if len(got) == 0 {
+		return false
+	}
+	match := 0
+	for _, secret := range s.cfg.EdgeSecrets {
+		if secret != "" {
+			match |= subtle.ConstantTimeCompare(got, []byte(secret))
+		}
+	}
+	return match == 1
 }
 
 // authenticate returns the staff user of an Authorization: Basic header (nil when none is sent).
@@ -379,7 +410,7 @@ func (s *Server) read(ctx *fasthttp.RequestCtx, r *schema.Route) {
 	h.SetContentTypeBytes(pipeline.ContentType(rq.Iface))
 	ctx.SetStatusCode(resp.Status)
 	ctx.SetBody(resp.Body)
-	s.http.Count(idx, resp.Status)
+	s.http.Observe(ctx, idx, resp.Status)
 }
 
 // dispatch runs the handler of a write, admin or key route. Staff commerce routes check their
@@ -393,7 +424,7 @@ func (s *Server) dispatch(ctx *fasthttp.RequestCtx, r *schema.Route, h handler.F
 	}
 	if r.Interface == schema.Commerce && r.Auth == schema.AuthStaff {
 		if rq.User == nil {
-			ctx.Response.Header.Set(fasthttp.HeaderWWWAuthenticate, `Basic realm="vitrine"`)
+			// No Basic challenge (see tail).
 			s.Fail(ctx, rq, &schema.Error{Code: schema.CodeUnauthorized,
 				Message: "Authentication required: HTTP Basic with a staff user's application password"})
 			return

@@ -352,8 +352,12 @@ func (c *Cluster) start(name, addr, ops string, args ...string) (*Process, error
 	cmd.Env = append(os.Environ(),
 		"VITRINE_DATABASE_URL="+c.DatabaseURL,
 		"VITRINE_NATS_URL="+c.NATSURL,
+		// The cluster's own `vitrine nats` has no users: a bench on one machine connects bare.
+		"VITRINE_NATS_INSECURE=1",
 		"VITRINE_SECRET="+hex.EncodeToString(c.Secret),
-		"VITRINE_EDGE_SECRET=bench-edge-secret",
+		"VITRINE_EDGE_SECRET=bench-edge-secret-0123456789abcdef",
+		// The bench's orders pay with tok_visa: the test provider, named explicitly.
+		"VITRINE_PAYMENTS=test",
 		"VITRINE_LOG_LEVEL="+c.cfg.LogLevel,
 	)
 	cmd.Stdout, cmd.Stderr = f, f

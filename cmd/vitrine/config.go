@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -107,6 +108,16 @@ type common struct {
 	natsURL     *string
 	logLevel    *string
 	prefix      *string
+	nats        natsAuth
+}
+
+// natsAuth are the NATS credentials and TLS settings of a process (decision 21: outside `vitrine
+// dev` every process has credentials of its own role, see deploy/nats, and talks TLS).
+type natsAuth struct {
+	creds, nkey, user, password *string
+	tlsCA, tlsCert, tlsKey      *string
+	domain                      *string
+	insecure                    *bool
 }
 
 func (f flags) common() common {
@@ -119,7 +130,28 @@ func (f flags) common() common {
 		natsURL:     f.String("nats-url", "VITRINE_NATS_URL", defaultNATSURL, "NATS URL (nats-server 2.12 or newer, e.g. `vitrine nats`)"),
 		logLevel:    f.String("log-level", "VITRINE_LOG_LEVEL", "info", "log level: debug, info, warn, error"),
 		prefix:      f.String("subject-prefix", "VITRINE_SUBJECT_PREFIX", "vitrine", "first token of every NATS subject"),
+		nats: natsAuth{
+			creds:    f.String("nats-creds", "VITRINE_NATS_CREDS", "", "NATS credentials file (JWT and seed, operator mode)"),
+			nkey:     f.String("nats-nkey", "VITRINE_NATS_NKEY", "", "file holding the NATS user nkey seed of this process's role (deploy/nats)"),
+			user:     f.String("nats-user", "VITRINE_NATS_USER", "", "NATS user name (with --nats-password)"),
+			password: f.Secret("nats-password", "VITRINE_NATS_PASSWORD", "NATS password"),
+			tlsCA:    f.String("nats-tls-ca", "VITRINE_NATS_TLS_CA", "", "PEM file of the CA that signed the NATS server's certificate"),
+			tlsCert:  f.String("nats-tls-cert", "VITRINE_NATS_TLS_CERT", "", "PEM client certificate presented to NATS (with --nats-tls-key)"),
+			tlsKey:   f.String("nats-tls-key", "VITRINE_NATS_TLS_KEY", "", "PEM private key of --nats-tls-cert"),
+			domain:   f.String("nats-js-domain", "VITRINE_NATS_JS_DOMAIN", "", "JetStream domain of the central cluster, for an edge connected through a leaf node"),
+			insecure: f.EnvBool("nats-insecure", "VITRINE_NATS_INSECURE", false, "allow NATS without credentials or TLS (local experiments only)"),
+		},
 	}
+}
+
+// EnvBool is a boolean flag defaulting to an environment variable ("1", "true", …).
+func (f flags) EnvBool(name, envName string, def bool, usage string) *bool {
+	if v, ok := env(envName); ok {
+		if b, err := strconv.ParseBool(v); err == nil {
+			def = b
+		}
+	}
+	return f.FlagSet.Bool(name, def, usage+" ($"+envName+")")
 }
 
 func (c common) logger(process string) *slog.Logger {
@@ -130,7 +162,9 @@ func (c common) logger(process string) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level})).With("process", process)
 }
 
-func (c common) feed() feed.Config { return feed.Config{Prefix: *c.prefix}.WithDefaults() }
+func (c common) feed() feed.Config {
+	return feed.Config{Prefix: *c.prefix, Domain: *c.nats.domain}.WithDefaults()
+}
 
 // openDB connects to the database; with create, it first creates the database when missing.
 func (c common) openDB(ctx context.Context, create bool, cfg store.Config) (*store.DB, error) {
@@ -142,16 +176,114 @@ func (c common) openDB(ctx context.Context, create bool, cfg store.Config) (*sto
 	return store.Open(ctx, *c.databaseURL, cfg)
 }
 
+// errNATSInsecure is returned outside `vitrine dev` by a process given no NATS credentials or no
+// TLS, unless the operator said --nats-insecure.
+var errNATSInsecure = errors.New("NATS credentials and TLS are required outside `vitrine dev`")
+
+// options returns the connection options of the flags, checked: at most one kind of credential,
+// a password with its user, a certificate with its key, and files that exist. A process with no
+// credentials or without TLS (a tls:// URL or a TLS flag) is refused unless insecure is set.
+func (a natsAuth) options(url string) ([]nats.Option, error) {
+	var opts []nats.Option
+	kinds := 0
+	for _, v := range []string{*a.creds, *a.nkey, *a.user} {
+		if v != "" {
+			kinds++
+		}
+	}
+	if kinds > 1 {
+		return nil, fmt.Errorf("NATS credentials: give one of --nats-creds, --nats-nkey, --nats-user")
+	}
+	if (*a.user == "") != (*a.password == "") {
+		return nil, fmt.Errorf("NATS credentials: --nats-user and --nats-password go together")
+	}
+	for _, file := range []struct{ flag, path string }{{"--nats-creds", *a.creds}, {"--nats-nkey", *a.nkey},
+		{"--nats-tls-ca", *a.tlsCA}, {"--nats-tls-cert", *a.tlsCert}, {"--nats-tls-key", *a.tlsKey}} {
+		if file.path == "" {
+			continue
+		}
+		if _, err := os.Stat(file.path); err != nil {
+			return nil, fmt.Errorf("%s: %w", file.flag, err)
+		}
+	}
+	switch {
+	case *a.creds != "":
+		opts = append(opts, nats.UserCredentials(*a.creds))
+	case *a.nkey != "":
+		o, err := nats.NkeyOptionFromSeed(*a.nkey)
+		if err != nil {
+			return nil, fmt.Errorf("--nats-nkey: %w", err)
+		}
+		opts = append(opts, o)
+	case *a.user != "":
+		opts = append(opts, nats.UserInfo(*a.user, *a.password))
+	}
+	if (*a.tlsCert == "") != (*a.tlsKey == "") {
+		return nil, fmt.Errorf("NATS TLS: --nats-tls-cert and --nats-tls-key go together")
+	}
+	if *a.tlsCA != "" {
+		opts = append(opts, nats.RootCAs(*a.tlsCA))
+	}
+	if *a.tlsCert != "" {
+		opts = append(opts, nats.ClientCert(*a.tlsCert, *a.tlsKey))
+	}
+	tlsOn := *a.tlsCA != "" || *a.tlsCert != "" || allTLS(url)
+	if tlsOn {
+		opts = append(opts, nats.Secure())
+	}
+	if !*a.insecure {
+		var missing []string
+		if kinds == 0 {
+			missing = append(missing, "credentials (--nats-nkey, --nats-creds or --nats-user/--nats-password)")
+		}
+		if !tlsOn {
+			missing = append(missing, "TLS (a tls:// URL, --nats-tls-ca, --nats-tls-cert/--nats-tls-key)")
+		}
+		if len(missing) > 0 {
+			return nil, fmt.Errorf("%w: missing %s; see deploy/nats. For a local experiment only, --nats-insecure ($VITRINE_NATS_INSECURE=1) allows a bare connection",
+				errNATSInsecure, strings.Join(missing, " and "))
+		}
+	}
+	return opts, nil
+}
+
+// allTLS reports whether every URL of a comma-separated NATS URL list has the tls scheme.
+func allTLS(urls string) bool {
+	n := 0
+	for _, u := range splitList(urls) {
+		if !strings.HasPrefix(strings.ToLower(u), "tls://") {
+			return false
+		}
+		n++
+	}
+	return n > 0
+}
+
+// dialNATS connects a process other than `vitrine dev` with its credentials and TLS (see
+// natsAuth.options).
+func (c common) dialNATS(name string, log *slog.Logger) (*nats.Conn, error) {
+	opts, err := c.nats.options(*c.natsURL)
+	if err != nil {
+		return nil, err
+	}
+	return connectNATS(*c.natsURL, name, log, opts...)
+}
+
 // connectNATS connects with endless reconnects and refuses servers older than the design needs.
-func connectNATS(url, name string, log *slog.Logger) (*nats.Conn, error) {
-	nc, err := nats.Connect(url, nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond),
+func connectNATS(url, name string, log *slog.Logger, extra ...nats.Option) (*nats.Conn, error) {
+	opts := append([]nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond),
 		nats.RetryOnFailedConnect(false),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if err != nil {
 				log.Warn("nats disconnected", "err", err)
 			}
 		}),
-		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info("nats reconnected", "url", nc.ConnectedUrlRedacted()) }))
+		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info("nats reconnected", "url", nc.ConnectedUrlRedacted()) }),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			// Permission violations land here: a role asking for more than deploy/nats gives it.
+			log.Error("nats error", "err", err)
+		})}, extra...)
+	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to NATS at %s: %w (start one with `vitrine nats`)", url, err)
 	}
@@ -173,6 +305,37 @@ func parseSecret(s string) ([]byte, error) {
 	return nil, fmt.Errorf("the secret must be at least 32 bytes (64 hex digits): set --secret or $VITRINE_SECRET")
 }
 
+// minEdgeSecret is the shortest edge secret accepted: 32 characters, as the server secret.
+const minEdgeSecret = 32
+
+// checkEdgeSecret refuses a missing or short edge secret. Outside `vitrine dev` it is required:
+// without it the origin cannot believe the client address an edge names, and every origin
+// throttle would key on the edge's own address, all of its shoppers together.
+func checkEdgeSecret(s string) error {
+	if s == "" {
+		return fmt.Errorf("an edge secret is required: set --edge-secret or $VITRINE_EDGE_SECRET to the same random value (at least %d characters, e.g. `openssl rand -hex 32`) on the origin and every edge", minEdgeSecret)
+	}
+	if len(s) < minEdgeSecret {
+		return fmt.Errorf("the edge secret must be at least %d characters (e.g. `openssl rand -hex 32`)", minEdgeSecret)
+	}
+	return nil
+}
+
+// originEdgeSecrets returns the edge secrets an origin accepts: the current one (required) and,
+// during a rotation, the previous one.
+func originEdgeSecrets(current, previous string) ([]string, error) {
+	if err := checkEdgeSecret(current); err != nil {
+		return nil, err
+	}
+	if previous == "" {
+		return []string{current}, nil
+	}
+	if err := checkEdgeSecret(previous); err != nil {
+		return nil, fmt.Errorf("--edge-secret-previous: %w", err)
+	}
+	return []string{current, previous}, nil
+}
+
 func parseShards(s string) ([]int, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, nil
@@ -190,6 +353,10 @@ func parseShards(s string) ([]int, error) {
 
 // observe registers the metrics of the components a process runs.
 func observe(set *metrics.Set, process string, rep *replica.Replica, fol *feed.Follower, rel *relay.Relay) {
+	observeBuild(set)
+	if fol != nil {
+		observeApply(set, process, fol)
+	}
 	set.RegisterMetricsWriter(func(w io.Writer) {
 		if rep != nil {
 			for _, t := range rep.Tenants() {
@@ -209,6 +376,10 @@ func observe(set *metrics.Set, process string, rep *replica.Replica, fol *feed.F
 			metrics.WriteCounterUint64(w, "vitrine_replica_held_heads_total"+l, rs.HeldHeads)
 			metrics.WriteCounterUint64(w, "vitrine_replica_digest_disagreements_total"+l, rs.Disagreements)
 			metrics.WriteCounterUint64(w, "vitrine_replica_resyncs_total"+l, rs.Resyncs)
+			// Seconds since the state stream was last heard from, per shard (decision 22).
+			for _, st := range rep.StalenessByShard(time.Now()) {
+				metrics.WriteGaugeFloat64(w, fmt.Sprintf(`vitrine_feed_staleness_seconds{process=%q,shard=%q}`, process, st.Shard), st.Staleness.Seconds())
+			}
 		}
 		if fol != nil {
 			st := fol.Stats()
@@ -243,6 +414,17 @@ func b2u(b bool) uint64 {
 
 // serveOps serves /metrics, /healthz and /readyz on addr until ctx ends.
 func serveOps(ctx context.Context, addr string, set *metrics.Set, ready func() bool, log *slog.Logger) {
+	serveOpsDetail(ctx, addr, set, func(time.Time) (int, []byte) {
+		if ready != nil && !ready() {
+			return fasthttp.StatusServiceUnavailable, []byte("not ready\n")
+		}
+		return fasthttp.StatusOK, []byte("ok\n")
+	}, log)
+}
+
+// serveOpsDetail is serveOps with a /readyz answer of the process's own: its status and body
+// (an edge's names each shard's staleness and whether it is degraded: edge.Server.Readiness).
+func serveOpsDetail(ctx context.Context, addr string, set *metrics.Set, readiness func(now time.Time) (int, []byte), log *slog.Logger) {
 	if addr == "" || addr == "off" {
 		return
 	}
@@ -255,12 +437,12 @@ func serveOps(ctx context.Context, addr string, set *metrics.Set, ready func() b
 		case "/healthz":
 			c.SetBodyString("ok\n")
 		case "/readyz":
-			if ready != nil && !ready() {
-				c.SetStatusCode(fasthttp.StatusServiceUnavailable)
-				c.SetBodyString("not ready\n")
-				return
+			status, body := readiness(time.Now())
+			if len(body) > 0 && body[0] == '{' {
+				c.SetContentType("application/json")
 			}
-			c.SetBodyString("ok\n")
+			c.SetStatusCode(status)
+			c.SetBody(body)
 		default:
 			c.SetStatusCode(fasthttp.StatusNotFound)
 		}

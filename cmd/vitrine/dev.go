@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
+	"github.com/valyala/fasthttp"
 
 	"vitrine/edge/replica"
 	"vitrine/origin"
@@ -54,11 +55,16 @@ func runDev(ctx context.Context, args []string) error {
 	edgeAddr := f.String("edge-addr", "VITRINE_EDGE_ADDR", "127.0.0.1:8080", "edge listen address")
 	originAddr := f.String("origin-addr", "VITRINE_ORIGIN_ADDR", "127.0.0.1:8081", "origin listen address")
 	opsAddr := f.String("ops-addr", "VITRINE_OPS_ADDR", "127.0.0.1:9090", "address of /metrics, /healthz, /readyz")
+	accessLog := f.accessLog()
 	natsAddr := f.String("nats-addr", "VITRINE_NATS_ADDR", defaultNATSAddr, "embedded NATS listen address (other processes may join it)")
 	tenantSlug := f.String("tenant", "VITRINE_DEV_TENANT", "demo", "slug of the demo tenant")
 	products := f.Int("products", "VITRINE_DEV_PRODUCTS", seed.DefaultProducts, "products seeded into a new demo tenant")
 	posts := f.Int("posts", "VITRINE_DEV_POSTS", seed.DefaultPosts, "posts seeded into a new demo tenant")
+	pay := f.payments(paymentsTest)
 	if err := f.Parse(args); err != nil {
+		return err
+	}
+	if err := pay.check(); err != nil {
 		return err
 	}
 	// The demo store is served at the edge's own address, which is its canonical base: clients
@@ -69,6 +75,11 @@ func runDev(ctx context.Context, args []string) error {
 	}
 	tenantURL := ds.base
 	log := c.logger("dev")
+	alw, closeAccess, err := openAccessLog(*accessLog)
+	if err != nil {
+		return err
+	}
+	defer closeAccess()
 	if err := os.MkdirAll(*dataDir, 0o755); err != nil {
 		return err
 	}
@@ -76,9 +87,15 @@ func runDev(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var edgeSecret [16]byte
-	rand.Read(edgeSecret[:])
-	*ef.edgeSecret = hex.EncodeToString(edgeSecret[:])
+	// Extra edges joining this dev server (`vitrine edge`) need the edge secret: one named with
+	// --edge-secret is used, otherwise a random one that only this process knows.
+	if *ef.edgeSecret == "" {
+		var edgeSecret [32]byte
+		rand.Read(edgeSecret[:])
+		*ef.edgeSecret = hex.EncodeToString(edgeSecret[:])
+	} else if err := checkEdgeSecret(*ef.edgeSecret); err != nil {
+		return err
+	}
 
 	ns, err := natsembed.Start(natsembed.Options{Addr: *natsAddr, StoreDir: filepath.Join(*dataDir, "nats")})
 	if err != nil {
@@ -96,7 +113,7 @@ func runDev(ctx context.Context, args []string) error {
 	retries := set.NewCounter("vitrine_store_tx_retries_total")
 	fc := c.feed()
 	var rel *relay.Relay
-	db, err := c.openDB(ctx, true, store.Config{OnRetry: retries.Inc, OnCommit: wakeRelays(nil, fc, func() *relay.Relay { return rel })})
+	db, err := c.openDB(ctx, true, store.Config{OnRetry: retries.Inc, OnTx: txTimer(set), OnCommit: wakeRelays(nil, fc, func() *relay.Relay { return rel })})
 	if err != nil {
 		return fmt.Errorf("database: %w", err)
 	}
@@ -126,13 +143,22 @@ func runDev(ctx context.Context, args []string) error {
 		g.Wait()
 		return err
 	}
-	osrv := origin.New(origin.Config{Secret: key, EdgeSecret: *ef.edgeSecret, Logger: log, Metrics: set, LabelQueue: queue, Webhooks: hooks}, db, orep)
+	payments, err := pay.provider(db, log)
+	if err != nil {
+		g.cancel()
+		g.Wait()
+		return err
+	}
+	osrv := origin.New(origin.Config{Secret: key, EdgeSecrets: []string{*ef.edgeSecret}, Logger: log, Metrics: set, LabelQueue: queue, Webhooks: hooks, Payments: payments}, db, orep)
 	observe(set, "origin", orep, ofol, rel)
+	observeDB(set, db)
+	osrv.SetAccessLog(newAccessLog(alw, "origin"))
 	esrv, erep, err := startEdge(g, gctx, ef, "http://"+*originAddr, nc, fc, set, log)
 	if err != nil {
 		return err
 	}
 	defer esrv.Close()
+	esrv.SetAccessLog(newAccessLog(alw, "edge"))
 
 	password, sample, card, err := ensureDemo(gctx, db, key, *tenantSlug, ds, *products, *posts)
 	if err != nil {
@@ -144,7 +170,15 @@ func runDev(ctx context.Context, args []string) error {
 	g.Go("work", func() error { return osrv.RunWork(gctx) })
 	g.Go("maintenance", func() error { return osrv.Maintain(gctx) })
 	g.Go("edge", func() error { return esrv.Run(gctx, *edgeAddr) })
-	serveOps(gctx, *opsAddr, set, func() bool { return erep.Ready() && orep.Ready() }, log)
+	serveOpsDetail(gctx, *opsAddr, set, func(now time.Time) (int, []byte) {
+		// The edge's detail (readiness and staleness per shard); not ready while the origin's
+		// replica is not.
+		status, detail := esrv.Readiness(now)
+		if !orep.Ready() {
+			status = fasthttp.StatusServiceUnavailable
+		}
+		return status, detail
+	}, log)
 
 	// Ready when both replicas have the demo tenant.
 	deadline := time.Now().Add(2 * time.Minute)

@@ -120,7 +120,7 @@ func newSystem(t *testing.T, opt systemOptions) *system {
 	if opt.workAckWait == 0 {
 		opt.workAckWait = 2 * time.Second
 	}
-	s := &system{t: t, ns: natstest.Run(t), workAckWait: opt.workAckWait, key: []byte("0123456789abcdef0123456789abcdef"), edgeSecret: "test-edge-secret", log: testLogger(t)}
+	s := &system{t: t, ns: natstest.Run(t), workAckWait: opt.workAckWait, key: []byte("0123456789abcdef0123456789abcdef"), edgeSecret: "test-edge-secret-0123456789abcdef", log: testLogger(t)}
 	s.fc = feed.Config{DedupWindow: opt.dedup}.WithDefaults()
 	s.wakeConn = s.ns.Connect(t)
 	s.dsn = storetest.NewDatabase(t)
@@ -201,7 +201,9 @@ func (s *system) startRelayProcess(args ...string) *component {
 // startProcess runs the vitrine command (this test binary, see TestMain) with env and args.
 func (s *system) startProcess(env []string, args ...string) *component {
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(append(os.Environ(), "VITRINE_TEST_MAIN=1"), env...)
+	// The test nats-server has no users: processes connect bare, which outside `vitrine dev`
+	// takes an explicit --nats-insecure (natsauth_test.go runs them with credentials and TLS).
+	cmd.Env = append(append(os.Environ(), "VITRINE_TEST_MAIN=1", "VITRINE_NATS_INSECURE=1", "VITRINE_PAYMENTS="+paymentsTest), env...)
 	if testing.Verbose() {
 		cmd.Stderr = os.Stderr
 	}
@@ -245,7 +247,13 @@ func (s *system) startOrigin() *component {
 	nc := s.connect()
 	rep, fol := s.follow(ctx, nc, s.fc.AllFilters(), replica.Config{PlatformDomain: "vitrine.test", Private: true})
 	cfg := s.originConfig
-	cfg.Secret, cfg.EdgeSecret, cfg.Logger, cfg.WriteWait = s.key, s.edgeSecret, s.log, 500*time.Millisecond
+	cfg.Secret, cfg.Logger, cfg.WriteWait = s.key, s.log, 500*time.Millisecond
+	if cfg.EdgeSecrets == nil {
+		cfg.EdgeSecrets = []string{s.edgeSecret}
+	}
+	if cfg.Payments == nil {
+		cfg.Payments = testPayments(s.db)
+	}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		s.t.Fatal(err)
@@ -288,7 +296,10 @@ func (s *system) startEdge(cfg edge.Config) *component {
 	if s.originAddr == "" {
 		s.originAddr = freeAddr(s.t)
 	}
-	cfg.Origin, cfg.EdgeSecret, cfg.Logger = "http://"+s.originAddr, s.edgeSecret, s.log
+	cfg.Origin, cfg.Logger = "http://"+s.originAddr, s.log
+	if cfg.EdgeSecret == "" {
+		cfg.EdgeSecret = s.edgeSecret
+	}
 	if cfg.RateLimit == 0 {
 		cfg.RateLimit = -1
 	}

@@ -163,7 +163,7 @@ func TestMultiProcess(t *testing.T) {
 	_, pw := s.tenant("shop")
 	originAddr, originOps, edgeAddr, edgeOps, relayOps := freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t)
 	env := []string{"VITRINE_DATABASE_URL=" + s.dsn, "VITRINE_NATS_URL=" + s.ns.URL(), "VITRINE_SECRET=" + string(s.key),
-		"VITRINE_EDGE_SECRET=shared-edge-secret", "VITRINE_PLATFORM_DOMAIN=example.test", "VITRINE_LOG_LEVEL=" + relayLogLevel()}
+		"VITRINE_EDGE_SECRET=shared-edge-secret-0123456789abcdef", "VITRINE_PLATFORM_DOMAIN=example.test", "VITRINE_LOG_LEVEL=" + relayLogLevel()}
 	procs := []*component{
 		s.startProcess(env, "relay", "--ops-addr", relayOps),
 		s.startProcess(env, "origin", "--addr", originAddr, "--ops-addr", originOps),

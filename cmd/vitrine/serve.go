@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -89,20 +90,31 @@ func wakeRelays(nc *nats.Conn, fc feed.Config, local func() *relay.Relay) func([
 
 func runNATS(ctx context.Context, args []string) error {
 	f := newFlags("nats")
-	addr := f.String("addr", "VITRINE_NATS_ADDR", defaultNATSAddr, "client listen address")
-	dir := f.String("store-dir", "VITRINE_NATS_STORE_DIR", filepath.Join(".vitrine", "nats"), "JetStream storage directory")
+	addr := f.String("addr", "VITRINE_NATS_ADDR", defaultNATSAddr, "client listen address (with --config: overrides the file's listen)")
+	dir := f.String("store-dir", "VITRINE_NATS_STORE_DIR", filepath.Join(".vitrine", "nats"), "JetStream storage directory (with --config: when the file names none)")
+	config := f.String("config", "VITRINE_NATS_CONFIG", "", "nats-server configuration file (accounts, permissions, TLS, leaf nodes: see deploy/nats)")
 	verbose := f.FlagSet.Bool("log", false, "print the server's own log")
 	if err := f.Parse(args); err != nil {
 		return err
 	}
+	o := natsembed.Options{Addr: *addr, StoreDir: *dir, Log: *verbose, ConfigFile: *config}
+	if *config != "" {
+		// The file's listen address stands unless one was named explicitly.
+		_, fromEnv := env("VITRINE_NATS_ADDR")
+		named := fromEnv
+		f.Visit(func(fl *flag.Flag) { named = named || fl.Name == "addr" })
+		if !named {
+			o.Addr = ""
+		}
+	}
 	if err := os.MkdirAll(*dir, 0o755); err != nil {
 		return err
 	}
-	s, err := natsembed.Start(natsembed.Options{Addr: *addr, StoreDir: *dir, Log: *verbose})
+	s, err := natsembed.Start(o)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "nats-server %s with JetStream listening on nats://%s (store %s)\n", server.VERSION, *addr, *dir)
+	fmt.Fprintf(os.Stderr, "nats-server %s listening on %s (JetStream %v, store %s)\n", server.VERSION, s.ClientURL(), s.JetStreamEnabled(), s.StoreDir())
 	<-ctx.Done()
 	s.Shutdown()
 	s.WaitForShutdown()
@@ -113,24 +125,39 @@ func runOrigin(ctx context.Context, args []string) error {
 	f := newFlags("origin")
 	c := f.common()
 	addr := f.String("addr", "VITRINE_ORIGIN_ADDR", "127.0.0.1:8081", "listen address")
+	accessLog := f.accessLog()
 	ops := f.String("ops-addr", "VITRINE_OPS_ADDR", "127.0.0.1:9091", "address of /metrics, /healthz, /readyz (off to disable)")
 	secret := f.Secret("secret", "VITRINE_SECRET", "server secret keying application password hashes (64 hex digits)")
-	edgeSecret := f.Secret("edge-secret", "VITRINE_EDGE_SECRET", "secret edges present; their X-Forwarded-For is trusted")
+	edgeSecret := f.Secret("edge-secret", "VITRINE_EDGE_SECRET", "secret edges present; their client address is trusted (required, at least 32 characters)")
+	edgePrevious := f.Secret("edge-secret-previous", "VITRINE_EDGE_SECRET_PREVIOUS", "the edge secret being rotated out, still accepted until every edge presents the new one")
 	workAckWait := f.Duration("work-ack-wait", "VITRINE_WORK_ACK_WAIT", time.Minute, "how long an origin's unfinished label-batch order waits before another origin takes it")
 	whWorkers := f.Int("webhook-workers", "VITRINE_WEBHOOK_WORKERS", 32, "webhook deliveries in flight in this origin")
 	whPerEndpoint := f.Int("webhook-per-endpoint", "VITRINE_WEBHOOK_PER_ENDPOINT", 4, "webhook deliveries in flight to one endpoint, across origins")
 	whTimeout := f.Duration("webhook-timeout", "VITRINE_WEBHOOK_TIMEOUT", 10*time.Second, "bound of one webhook delivery attempt")
 	whAckWait := f.Duration("webhook-ack-wait", "VITRINE_WEBHOOK_ACK_WAIT", 30*time.Second, "how long an event taken by an origin that stopped waits before another origin takes it")
 	platformDomain := f.String("platform-domain", "VITRINE_PLATFORM_DOMAIN", "localhost", "tenants resolve as <slug>.<platform-domain>")
+	pay := f.payments("")
 	if err := f.Parse(args); err != nil {
+		return err
+	}
+	if err := pay.check(); err != nil {
 		return err
 	}
 	key, err := parseSecret(*secret)
 	if err != nil {
 		return err
 	}
+	edgeSecrets, err := originEdgeSecrets(*edgeSecret, *edgePrevious)
+	if err != nil {
+		return err
+	}
 	log := c.logger("origin")
-	nc, err := connectNATS(*c.natsURL, "vitrine-origin", log)
+	alw, closeAccess, err := openAccessLog(*accessLog)
+	if err != nil {
+		return err
+	}
+	defer closeAccess()
+	nc, err := c.dialNATS("vitrine-origin", log)
 	if err != nil {
 		return err
 	}
@@ -138,7 +165,7 @@ func runOrigin(ctx context.Context, args []string) error {
 	set := metrics.NewSet()
 	retries := set.NewCounter("vitrine_store_tx_retries_total")
 	fc := c.feed()
-	db, err := c.openDB(ctx, false, store.Config{OnRetry: retries.Inc, OnCommit: wakeRelays(nc, fc, func() *relay.Relay { return nil })})
+	db, err := c.openDB(ctx, false, store.Config{OnRetry: retries.Inc, OnTx: txTimer(set), OnCommit: wakeRelays(nc, fc, func() *relay.Relay { return nil })})
 	if err != nil {
 		return err
 	}
@@ -163,8 +190,16 @@ func runOrigin(ctx context.Context, args []string) error {
 		g.Wait()
 		return err
 	}
-	srv := origin.New(origin.Config{Secret: key, EdgeSecret: *edgeSecret, Logger: log, Metrics: set, LabelQueue: queue, Webhooks: hooks}, db, rep)
+	payments, err := pay.provider(db, log)
+	if err != nil {
+		g.cancel()
+		g.Wait()
+		return err
+	}
+	srv := origin.New(origin.Config{Secret: key, EdgeSecrets: edgeSecrets, Logger: log, Metrics: set, LabelQueue: queue, Webhooks: hooks, Payments: payments}, db, rep)
 	observe(set, "origin", rep, fol, nil)
+	observeDB(set, db)
+	srv.SetAccessLog(newAccessLog(alw, "origin"))
 	serveOps(gctx, *ops, set, rep.Ready, log)
 	g.Go("origin", func() error { return srv.Run(gctx, *addr) })
 	g.Go("work", func() error { return srv.RunWork(gctx) })
@@ -178,20 +213,20 @@ func runRelay(ctx context.Context, args []string) error {
 	f := newFlags("relay")
 	c := f.common()
 	ops := f.String("ops-addr", "VITRINE_OPS_ADDR", "127.0.0.1:9092", "address of /metrics, /healthz, /readyz (off to disable)")
-	leaseTTL := f.Duration("lease-ttl", "VITRINE_RELAY_LEASE_TTL", 0, "relay lease duration (default 10s)")
+	leaseTTL := f.Duration("lease-ttl", "VITRINE_RELAY_LEASE_TTL", 0, "relay lease duration (default 2s: a standby takes over within it)")
 	poll := f.Duration("poll", "VITRINE_RELAY_POLL", 0, "outbox poll interval when nothing wakes the relay (default 50ms)")
 	dedup := f.Duration("dedup-window", "VITRINE_DEDUP_WINDOW", 0, "state stream duplicate window (default 2m)")
 	if err := f.Parse(args); err != nil {
 		return err
 	}
 	log := c.logger("relay")
-	nc, err := connectNATS(*c.natsURL, "vitrine-relay", log)
+	nc, err := c.dialNATS("vitrine-relay", log)
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
 	set := metrics.NewSet()
-	db, err := c.openDB(ctx, false, store.Config{})
+	db, err := c.openDB(ctx, false, store.Config{OnTx: txTimer(set)})
 	if err != nil {
 		return err
 	}
@@ -203,6 +238,7 @@ func runRelay(ctx context.Context, args []string) error {
 		return err
 	}
 	observe(set, "relay", nil, nil, r)
+	observeDB(set, db)
 	serveOps(ctx, *ops, set, func() bool { return !r.Stats().EpochMismatch }, log)
 	log.Info("relay running")
 	return r.Run(ctx)
@@ -213,16 +249,19 @@ type edgeFlags struct {
 	shards, platformDomain, edgeSecret, trustedProxies *string
 	cacheBytes                                         *int64
 	rateLimit                                          *int
+	staleAfter, forwardTimeout                         *time.Duration
 }
 
 func (f flags) edge() edgeFlags {
 	return edgeFlags{
 		shards:         f.String("shards", "VITRINE_SHARDS", "", "comma-separated shards this edge serves (default all)"),
 		platformDomain: f.String("platform-domain", "VITRINE_PLATFORM_DOMAIN", "localhost", "tenants resolve as <slug>.<platform-domain>"),
-		edgeSecret:     f.Secret("edge-secret", "VITRINE_EDGE_SECRET", "secret presented to the origin on forwarded requests"),
+		edgeSecret:     f.Secret("edge-secret", "VITRINE_EDGE_SECRET", "secret presented to the origin on forwarded requests (required, at least 32 characters)"),
 		cacheBytes:     f.Int64("cache-bytes", "VITRINE_CACHE_BYTES", 256<<20, "rendered cache budget in bytes (negative disables the cache)"),
 		rateLimit:      f.Int("rate-limit", "VITRINE_RATE_LIMIT", 6000, "default requests per minute per client address and store (negative disables; a store's rate_limit overrides)"),
 		trustedProxies: f.String("trusted-proxies", "VITRINE_TRUSTED_PROXIES", "", "comma-separated CIDRs of proxies in front of the edge whose X-Forwarded-For is believed"),
+		staleAfter:     f.Duration("stale-after", "VITRINE_STALE_AFTER", 10*time.Second, "staleness (time since the state stream was last heard from, per shard) past which /readyz reports the edge degraded; it keeps serving"),
+		forwardTimeout: f.Duration("forward-timeout", "VITRINE_FORWARD_TIMEOUT", 30*time.Second, "bound of a forwarded request; a write sent and unanswered in time answers 504 outcome_unknown"),
 	}
 }
 
@@ -261,11 +300,13 @@ func startEdge(g *group, ctx context.Context, ef edgeFlags, originURL string, nc
 		return nil, nil, err
 	}
 	srv, err := edge.New(edge.Config{Origin: originURL, EdgeSecret: *ef.edgeSecret, CacheBytes: *ef.cacheBytes,
-		RateLimit: *ef.rateLimit, TrustedProxies: proxies, Logger: log, Metrics: set}, rep)
+		RateLimit: *ef.rateLimit, TrustedProxies: proxies, Logger: log, Metrics: set,
+		StaleAfter: *ef.staleAfter, ForwardTimeout: *ef.forwardTimeout}, rep)
 	if err != nil {
 		return nil, nil, err
 	}
 	observe(set, "edge", rep, fol, nil)
+	observeEdge(set, srv)
 	return srv, rep, nil
 }
 
@@ -276,23 +317,33 @@ func runEdge(ctx context.Context, args []string) error {
 	addr := f.String("addr", "VITRINE_EDGE_ADDR", "127.0.0.1:8080", "listen address")
 	originURL := f.String("origin-url", "VITRINE_ORIGIN_URL", "http://127.0.0.1:8081", "origin base URL")
 	ops := f.String("ops-addr", "VITRINE_OPS_ADDR", "127.0.0.1:9093", "address of /metrics, /healthz, /readyz (off to disable)")
+	accessLog := f.accessLog()
 	if err := f.Parse(args); err != nil {
 		return err
 	}
+	if err := checkEdgeSecret(*ef.edgeSecret); err != nil {
+		return err
+	}
 	log := c.logger("edge")
-	nc, err := connectNATS(*c.natsURL, "vitrine-edge", log)
+	alw, closeAccess, err := openAccessLog(*accessLog)
+	if err != nil {
+		return err
+	}
+	defer closeAccess()
+	nc, err := c.dialNATS("vitrine-edge", log)
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
 	set := metrics.NewSet()
 	g, gctx := newGroup(ctx)
-	srv, rep, err := startEdge(g, gctx, ef, *originURL, nc, c.feed(), set, log)
+	srv, _, err := startEdge(g, gctx, ef, *originURL, nc, c.feed(), set, log)
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
-	serveOps(gctx, *ops, set, rep.Ready, log)
+	srv.SetAccessLog(newAccessLog(alw, "edge"))
+	serveOpsDetail(gctx, *ops, set, srv.Readiness, log)
 	g.Go("edge", func() error { return srv.Run(gctx, *addr) })
 	log.Info("edge listening", "addr", *addr, "origin", *originURL)
 	<-gctx.Done()
