@@ -17,8 +17,9 @@ FUZZTIME ?= 20s
 check-go:
 	@if [ -z "$(GO)" ]; then echo "make: Go 1.26 or newer is required (https://go.dev/dl/); it was not found on PATH or in /usr/local/go" >&2; exit 1; fi
 
+# -buildvcs=auto: stamp the git revision that `vitrine version` prints, even where GOFLAGS turns it off.
 build: check-go
-	$(GO) build -o $(BIN) ./cmd/vitrine
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/vitrine
 
 run: build
 	@url="$$(./deploy/local/ensure-postgres.sh)" && DATABASE_URL="$$url" exec ./$(BIN) dev
