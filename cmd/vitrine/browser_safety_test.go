@@ -1,10 +1,7 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -12,47 +9,12 @@ import (
 	"vitrine/schema"
 )
 
-// browserSite is a CMS site (newCMSSite) with a contributor too, and the origin's address.
+// browserSite is a CMS site (newCMSSite) with a contributor too.
 func browserSite(t *testing.T) *cmsSite {
 	t.Helper()
 	c := newCMSSite(t)
-	ctx := context.Background()
-	u := &schema.User{Login: "contributor1", Email: "contributor1@cms.example", DisplayName: "The contributor", Role: schema.RoleContributor}
-	if err := c.s.db.CreateUser(ctx, c.tn, u); err != nil {
-		t.Fatal(err)
-	}
-	pw := schema.NewAppPassword()
-	if _, err := c.s.db.CreateAppPassword(ctx, c.tn, u.ID, "tests", schema.HashAppPassword(c.s.key, pw)); err != nil {
-		t.Fatal(err)
-	}
-	c.auth[schema.RoleContributor], c.users[schema.RoleContributor] = basic(u.Login, pw), u
+	c.addContributor(t)
 	return c
-}
-
-// rawCall sends a request with exactly the headers given (call adds a JSON content type to any
-// body): for form, text and untyped bodies. Commerce answers still go through the OpenAPI check.
-func rawCall(t *testing.T, method, addr, host, uri, body string, headers ...string) *response {
-	t.Helper()
-	req, err := http.NewRequest(method, "http://"+addr+uri, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body == "" {
-		req.Body, req.ContentLength = nil, 0
-	}
-	req.Host = host
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := httpClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, uri, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	out := &response{status: resp.StatusCode, header: resp.Header, body: b}
-	commerceAnswers.check(t, req, out)
-	return out
 }
 
 // TestBrowserNoBasicChallenge checks that no 401 asks for HTTP Basic (WordPress sends no

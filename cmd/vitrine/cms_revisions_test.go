@@ -29,17 +29,22 @@ type revisionSite struct {
 
 func newRevisionSite(t *testing.T) *revisionSite {
 	c := &revisionSite{cmsSite: newCMSSite(t)}
-	ctx := context.Background()
+	c.addContributor(t)
+	return c
+}
+
+// addContributor adds the user contributor1 (role contributor) with an application password.
+func (c *cmsSite) addContributor(t *testing.T) {
+	t.Helper()
 	u := &schema.User{Login: "contributor1", Email: "contributor1@cms.example", DisplayName: "The contributor", Role: schema.RoleContributor}
-	if err := c.s.db.CreateUser(ctx, c.tn, u); err != nil {
+	if err := c.s.db.CreateUser(context.Background(), c.tn, u); err != nil {
 		t.Fatal(err)
 	}
 	pw := schema.NewAppPassword()
-	if _, err := c.s.db.CreateAppPassword(ctx, c.tn, u.ID, "tests", schema.HashAppPassword(c.s.key, pw)); err != nil {
+	if _, err := c.s.db.CreateAppPassword(context.Background(), c.tn, u.ID, "tests", schema.HashAppPassword(c.s.key, pw)); err != nil {
 		t.Fatal(err)
 	}
 	c.auth[schema.RoleContributor], c.users[schema.RoleContributor] = basic(u.Login, pw), u
-	return c
 }
 
 // send sends a CMS request as role to addr (the edge, or the origin directly). route may carry

@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -56,10 +57,7 @@ func (r *Replica) Heard(shard string, at time.Time) {
 		a.Store(ns)
 		return
 	}
-	next := make(map[int]*atomic.Int64, len(m)+1)
-	for k, v := range m {
-		next[k] = v
-	}
+	next := maps.Clone(m)
 	a := new(atomic.Int64)
 	a.Store(ns)
 	next[n] = a
