@@ -13,7 +13,9 @@ const (
 	// pendingOrderAge is how long an order may stay pending_payment before the sweeper voids its
 	// authorization and releases its reservation: far longer than any checkout request.
 	pendingOrderAge = 15 * time.Minute
-	throttleKeep    = time.Hour
+	// throttleKeep outlives two of the longest throttle window (an hour): the sliding limit reads
+	// the previous window as well as the current one.
+	throttleKeep = 3 * time.Hour
 	// statsEvery spaces social-proof refreshes: each aggregates a tenant's last 30 days of orders.
 	statsEvery = 5 * time.Minute
 )

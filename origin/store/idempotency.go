@@ -262,22 +262,55 @@ func (db *DB) TestPayments(ctx context.Context, tenantID string) ([]TestPayment,
 	return out, mapError(err)
 }
 
-// Throttle counts one hit of key in the current fixed window and reports whether the count is
-// within limit. It holds across every origin process, as the count lives in the database.
+// Throttle counts one hit of key and reports whether the client is within limit hits per
+// window. It holds across every origin process, as the counts live in the database.
+//
+// The limit slides: hits are counted in fixed windows, and a hit is judged on the current
+// window's count plus the previous window's weighted by how much of it still lies within one
+// window of now. A fixed window alone lets a client spend the limit twice across a window's
+// boundary (and lets a test that happens to straddle one see its count reset). Refused hits
+// count too, so a client that keeps hammering stays refused.
 func (db *DB) Throttle(ctx context.Context, t *schema.Tenant, key string, limit int64, window time.Duration) (ok bool, retryAfter time.Duration, err error) {
 	err = db.Tx(ctx, func(tx *Tx) error {
 		start := tx.now.Truncate(window)
-		var n int64
+		var n, prev int64
 		if err := tx.pg.QueryRow(ctx, `INSERT INTO throttles (tenant_id, key, window_start, count) VALUES ($1, $2, $3, 1)
 			ON CONFLICT (tenant_id, key, window_start) DO UPDATE SET count = throttles.count + 1 RETURNING count`,
 			t.ID, key, start).Scan(&n); err != nil {
 			return err
 		}
-		ok = n <= limit
-		retryAfter = start.Add(window).Sub(tx.now)
+		if err := tx.pg.QueryRow(ctx, `SELECT COALESCE(max(count), 0) FROM throttles
+			WHERE tenant_id = $1 AND key = $2 AND window_start = $3`,
+			t.ID, key, start.Add(-window)).Scan(&prev); err != nil {
+			return err
+		}
+		ok, retryAfter = slidingWindow(n, prev, limit, tx.now.Sub(start), window)
 		return nil
 	})
 	return ok, retryAfter, err
+}
+
+// slidingWindow judges a hit by the sliding-window estimate prev*(1-elapsed/window) + n, where n
+// counts the hits of the current window (this one included), prev those of the previous window
+// and elapsed how far into the current window now is. When the hit is refused, retryAfter is how
+// long until one more hit would be allowed, if none came in between.
+func slidingWindow(n, prev, limit int64, elapsed, window time.Duration) (ok bool, retryAfter time.Duration) {
+	w := float64(window)
+	left := 1 - float64(elapsed)/w // the previous window's weight now
+	if float64(prev)*left+float64(n) <= float64(limit) {
+		return true, 0
+	}
+	// The next hit would make the current count n+1. Within this window it is allowed once
+	// prev*(1-t/window) <= limit-(n+1); past it, the current count becomes the previous one
+	// and the next hit is allowed once n*(1-t'/window) <= limit-1.
+	var at float64 // when the next hit is allowed, from the start of the current window
+	if room := float64(limit - n - 1); room >= 0 && prev > 0 {
+		at = w * (1 - room/float64(prev))
+	} else {
+		at = w + w*(1-float64(limit-1)/float64(n))
+	}
+	retryAfter = time.Duration(at) - elapsed
+	return false, max(retryAfter, time.Second)
 }
 
 // DeleteOldThrottles deletes throttle windows that ended before cutoff.

@@ -97,3 +97,70 @@ func TestClaimWithUnknownOutcome(t *testing.T) {
 		}
 	}
 }
+
+// TestThrottleSlidesAcrossWindows: a throttle's limit holds across the boundary of its counting
+// windows. A client that spent its limit at the end of one minute is still refused at the start
+// of the next, told when to come back, and allowed again at that moment.
+func TestThrottleSlidesAcrossWindows(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var now atomic.Pointer[time.Time]
+	at := func(s string) {
+		tm, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		now.Store(&tm)
+	}
+	at("2026-11-26T12:00:40Z")
+	db, _ := openProxied(t, store.Config{Now: func() time.Time { return *now.Load() }})
+	tn := storetest.Tenant(t, db, "shop")
+	hit := func() (bool, time.Duration) {
+		t.Helper()
+		ok, retry, err := db.Throttle(ctx, tn, "coupon:ip:198.51.100.7", 20, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok, retry
+	}
+	for i := range 20 {
+		if ok, _ := hit(); !ok {
+			t.Fatalf("hit %d of 20 refused", i+1)
+		}
+	}
+	// Refused until the next window has worn the 21 hits down: 21*(1-t/60) + 1 <= 20 at
+	// t = 5.71s into it, 25.71s from now.
+	if ok, retry := hit(); ok || !near(retry, 25714285714*time.Nanosecond) {
+		t.Fatalf("21st hit in the same minute: ok %v, retry after %v (want refused, 25.71s)", ok, retry)
+	}
+	// Two seconds into the next window the previous one still weighs 58/60 of its 21 hits.
+	at("2026-11-26T12:01:02Z")
+	ok, retry := hit()
+	if ok {
+		t.Fatal("the limit was spent again right after the window's boundary")
+	}
+	// The next hit is allowed once 21*(1-t/60) + 2 <= 20: t >= 60*(1-18/21) = 8.57s.
+	if !near(retry, 6571428571*time.Nanosecond) {
+		t.Fatalf("retry after %v, want 6.57s", retry)
+	}
+	at("2026-11-26T12:01:08Z")
+	if ok, _ := hit(); ok {
+		t.Fatal("allowed before the time it was told to retry")
+	}
+	at("2026-11-26T12:01:20Z")
+	if ok, _ := hit(); !ok {
+		t.Fatal("refused after the time it was told to retry")
+	}
+	// Another client is untouched, and a whole idle window later the slate is clean.
+	if ok, _, err := db.Throttle(ctx, tn, "coupon:ip:198.51.100.8", 20, time.Minute); err != nil || !ok {
+		t.Fatalf("another client: ok %v, err %v", ok, err)
+	}
+	at("2026-11-26T12:03:00Z")
+	for i := range 20 {
+		if ok, _ := hit(); !ok {
+			t.Fatalf("after an idle window, hit %d refused", i+1)
+		}
+	}
+}
+
+func near(d, want time.Duration) bool { return d > want-time.Millisecond && d < want+time.Millisecond }
