@@ -61,6 +61,9 @@ type Post struct {
 	PatternCategories []TermID `json:"pattern_categories,omitempty"`
 	// MenuItem holds the fields of a menu item (type nav_menu_item), nil for other types.
 	MenuItem *MenuItem `json:"menu_item,omitempty"`
+	// Attachment holds the file facts of an attachment (type attachment), nil for other types
+	// (attachment.go).
+	Attachment *Attachment `json:"attachment,omitempty"`
 	// DateGMT is the publication date in UTC. DateFloating marks a draft whose date follows "now"
 	// until it is published (WordPress's floating date).
 	DateGMT      time.Time `json:"date_gmt"`
