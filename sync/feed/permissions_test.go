@@ -1,9 +1,12 @@
 package feed_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -14,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"vitrine/schema"
+	"vitrine/sync/blob"
 	"vitrine/sync/feed"
 	"vitrine/sync/natstest"
 )
@@ -58,13 +62,18 @@ func (v *violations) option() nats.Option {
 	})
 }
 
-// saw waits for a permission violation naming subject.
+// saw waits for a permission violation naming subject (any subject under it when it ends with
+// ".>").
 func (v *violations) saw(subject string) bool {
+	quoted := `"` + subject + `"`
+	if under, ok := strings.CutSuffix(subject, ">"); ok {
+		quoted = `"` + under
+	}
 	deadline := time.Now().Add(3 * time.Second)
 	for time.Now().Before(deadline) {
 		v.mu.Lock()
 		for _, e := range v.errs {
-			if strings.Contains(e, "permissions violation") && strings.Contains(e, `"`+subject+`"`) {
+			if strings.Contains(e, "permissions violation") && strings.Contains(e, quoted) {
 				v.mu.Unlock()
 				return true
 			}
@@ -117,7 +126,9 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // role to an edge's role, directly and through a leaf node, and refuses what each role must not
 // do: an edge publishing on a state subject, deleting, purging or reconfiguring the stream,
 // reading a message by subject, tapping the stream's subjects, touching the event stream; the
-// relay and the origin deleting or purging the stream; a connection without credentials.
+// relay and the origin deleting or purging the stream; a connection without credentials. The
+// origin's role writes, sweeps and deletes in the media bucket; an edge reads a media file
+// directly and through the leaf node, and may not write, overwrite, delete or purge one.
 func TestShippedNATSPermissions(t *testing.T) {
 	ctx := context.Background()
 	sec := natstest.RunSecure(t, deployDir)
@@ -275,6 +286,133 @@ func TestShippedNATSPermissions(t *testing.T) {
 	}
 	if info.State.Msgs != before {
 		t.Fatalf("the stream went from %d to %d messages", before, info.State.Msgs)
+	}
+
+	// The media bucket (sync/blob): the origin's role creates it and writes an object; an edge
+	// reads it, directly and through the leaf node (domain central), at an offset too, and can
+	// neither write, overwrite nor delete one.
+	originJS, _ := jetstream.New(sec.Connect(t, sec.URL, "origin"))
+	media, err := blob.NewObjectStore(ctx, originJS, blob.ObjectStoreConfig{Create: true})
+	if err != nil {
+		t.Fatalf("origin creates the media bucket: %v", err)
+	}
+	photo := bytes.Repeat([]byte("vitrine!"), 40000) // 320 KB: three chunks
+	stored, err := media.Put(ctx, "media/t1/2026/11/p.jpg", "image/jpeg", bytes.NewReader(photo))
+	if err != nil {
+		t.Fatalf("origin puts a media file: %v", err)
+	}
+	if _, err := media.Put(ctx, "media/t1/2026/11/orphan.jpg", "image/jpeg", bytes.NewReader(photo[:10])); err != nil {
+		t.Fatal(err)
+	}
+	if err := media.Walk(ctx, "media/t1/", func(i blob.Info) error {
+		if i.Name == "media/t1/2026/11/orphan.jpg" {
+			return media.Delete(ctx, i.Name)
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("origin sweeps the media bucket: %v", err)
+	}
+	// The reads and the refusals run at once (the refused requests each wait for a timeout).
+	var wg sync.WaitGroup
+	leafEdgeJS, _ := jetstream.NewWithDomain(leafNC, "central")
+	edgeJS, _ := jetstream.New(edgeNC)
+	for name, js := range map[string]jetstream.JetStream{"direct": edgeJS, "via leaf node": leafEdgeJS} {
+		wg.Go(func() {
+			edgeMedia, err := blob.NewObjectStore(ctx, js, blob.ObjectStoreConfig{})
+			if err != nil {
+				t.Errorf("%s: an edge binds the media bucket: %v", name, err)
+				return
+			}
+			for _, off := range []int64{0, 200000} {
+				o, err := edgeMedia.Open(ctx, stored.Name, off)
+				if err != nil {
+					t.Errorf("%s: an edge opens a media file: %v", name, err)
+					return
+				}
+				got, err := io.ReadAll(o)
+				o.Close()
+				if err != nil || !bytes.Equal(got, photo[off:]) || o.Info().SHA256 != stored.SHA256 {
+					t.Errorf("%s: an edge reads %d bytes from %d: %v", name, len(got), off, err)
+				}
+			}
+			if _, err := edgeMedia.Stat(ctx, "media/t1/2026/11/orphan.jpg"); !errors.Is(err, blob.ErrNotFound) {
+				t.Errorf("%s: the swept file: %v", name, err)
+			}
+		})
+	}
+	bindMedia := func(js jetstream.JetStream) (*blob.ObjectStore, error) {
+		return blob.NewObjectStore(ctx, js, blob.ObjectStoreConfig{Timeout: 500 * time.Millisecond})
+	}
+	metaSubject := "$O.vitrine-media.M." + base64.URLEncoding.EncodeToString([]byte(stored.Name))
+	for _, tc := range []struct {
+		url, domain, what, subject string
+		op                         func(*nats.Conn, jetstream.JetStream) error
+	}{
+		{sec.URL, "", "media put", "$O.vitrine-media.C.>", func(_ *nats.Conn, js jetstream.JetStream) error {
+			m, err := bindMedia(js)
+			if err != nil {
+				return err
+			}
+			c, cancel := short()
+			defer cancel()
+			_, err = m.Put(c, "media/t1/new.jpg", "image/jpeg", bytes.NewReader(photo))
+			return err
+		}},
+		{sec.URL, "", "overwriting a media file's meta message", metaSubject, func(nc *nats.Conn, _ jetstream.JetStream) error {
+			return nc.Publish(metaSubject, []byte(`{"name":"media/t1/2026/11/p.jpg","nuid":"evil"}`))
+		}},
+		{sec.URL, "", "media delete", "$JS.API.STREAM.MSG.GET.OBJ_vitrine-media", func(_ *nats.Conn, js jetstream.JetStream) error {
+			m, err := bindMedia(js)
+			if err != nil {
+				return err
+			}
+			c, cancel := short()
+			defer cancel()
+			return m.Delete(c, stored.Name)
+		}},
+		{sec.URL, "", "media purge", "$JS.API.STREAM.PURGE.OBJ_vitrine-media", func(_ *nats.Conn, js jetstream.JetStream) error {
+			c, cancel := short()
+			defer cancel()
+			st, err := js.Stream(c, "OBJ_vitrine-media")
+			if err != nil {
+				return err
+			}
+			return st.Purge(c)
+		}},
+		{sec.URL, "", "media bucket delete", "$JS.API.STREAM.DELETE.OBJ_vitrine-media", func(_ *nats.Conn, js jetstream.JetStream) error {
+			c, cancel := short()
+			defer cancel()
+			return js.DeleteStream(c, "OBJ_vitrine-media")
+		}},
+		{leafURL, "central", "media purge via the leaf node", "$JS.central.API.STREAM.PURGE.OBJ_vitrine-media", func(nc *nats.Conn, _ jetstream.JetStream) error {
+			_, err := nc.Request("$JS.central.API.STREAM.PURGE.OBJ_vitrine-media", nil, 500*time.Millisecond)
+			return err
+		}},
+		{leafURL, "", "media write via the leaf node", "$O.vitrine-media.C.evil", func(nc *nats.Conn, _ jetstream.JetStream) error {
+			return nc.Publish("$O.vitrine-media.C.evil", photo[:100])
+		}},
+	} {
+		// As refused does, in parallel.
+		v := &violations{}
+		nc := sec.Connect(t, tc.url, "edge", v.option())
+		js, _ := jetstream.New(nc)
+		if tc.domain != "" {
+			js, _ = jetstream.NewWithDomain(nc, tc.domain)
+		}
+		wg.Go(func() {
+			err := tc.op(nc, js)
+			nc.Flush()
+			if !v.saw(tc.subject) {
+				t.Errorf("edge: %s was not refused (err %v)", tc.what, err)
+			}
+		})
+	}
+	wg.Wait()
+	if info, err := media.Stat(ctx, stored.Name); err != nil || info != stored {
+		t.Fatalf("the media file after the refusals: %+v %v", info, err)
+	}
+	if err := media.Delete(ctx, stored.Name); err != nil {
+		t.Fatalf("origin deletes a media file: %v", err)
 	}
 
 	// No credentials, or no client certificate: no connection.
