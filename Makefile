@@ -12,7 +12,7 @@ BIN := bin/vitrine
 PKGS := ./...
 FUZZTIME ?= 20s
 
-.PHONY: run test build check-go vet fmt-check fuzz clean bench soak openapi
+.PHONY: run test build check-go vet fmt-check fuzz clean bench soak openapi bench-imaging
 
 check-go:
 	@if [ -z "$(GO)" ]; then echo "make: Go 1.26 or newer is required (https://go.dev/dl/); it was not found on PATH or in /usr/local/go" >&2; exit 1; fi
@@ -56,6 +56,16 @@ test: fmt-check vet
 # the handlers' types; make test fails while the committed copy is stale.
 openapi: check-go
 	$(GO) test ./cmd/vitrine/openapi -run '^TestDocumentIsCurrent$$' -count=1 -update
+
+# The image processing measurement (bench/imaging): the pure-Go path against libvips (installed
+# when missing by deploy/local/ensure-vips.sh; built with -tags vips), each run in its own
+# process, on a generated 4000x3000 JPEG; then the pure-Go WebP encoder as WebAssembly
+# (-tags nodynamic). Results in bench/results/<date>-imaging (results.json, table.md).
+bench-imaging: check-go
+	@./deploy/local/ensure-vips.sh >/dev/null
+	@out="$$PWD/bench/results/$$(date +%F)-imaging"; \
+	$(GO) test -count=1 -timeout 30m -tags vips ./bench/imaging -run '^TestMeasure$$' -v -args -measure -runs 7 -out "$$out" -label '(WebP: libwebp.so)' && \
+	$(GO) test -count=1 -timeout 30m -tags nodynamic ./bench/imaging -run '^TestMeasure$$' -v -args -measure -runs 7 -out "$$out" -label '(WebP: wasm)' -mimes image/webp
 
 # The replication soak: the chaos test many times in a row under CPU pressure, a seed per run
 # (SOAK_RUNS, default 200; see deploy/local/soak.sh). Not part of make test.
