@@ -59,6 +59,9 @@ func (c *allowCheck) permitted(r *schema.Route) bool {
 		case "list":
 			return reads.Permitted(&reads.Request{Route: r, Tenant: rq.Tenant, Param: c.param, Query: c.query, Viewer: reads.Viewer{User: user}})
 		case "create":
+			if t.Name == schema.TypeAttachment {
+				return can(&rq, schema.CapUploadFiles) // the attachment type's create_posts
+			}
 			return can(&rq, t.Caps.Edit)
 		case "update", "autosaves.create":
 			p := c.record(t, "id")

@@ -46,6 +46,9 @@ type batchResponse struct {
 func (s *Server) batchHandlers() {
 	s.bind("cms.batch", s.batch)
 	for _, t := range schema.PostTypes {
+		if t.OwnRoutes {
+			continue // not batch-capable
+		}
 		s.validators["cms."+t.RestBase+".create"] = validatePostBody
 		s.validators["cms."+t.RestBase+".update"] = validatePostBody
 	}

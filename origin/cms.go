@@ -59,6 +59,9 @@ type postInput struct {
 // same read engine as edges, from the origin's full replica.
 func (s *Server) cmsHandlers() {
 	for _, t := range schema.PostTypes {
+		if t.OwnRoutes {
+			continue // attachments: origin/media
+		}
 		n := "cms." + t.RestBase
 		s.bind(n+".create", s.createPost)
 		s.bind(n+".update", s.updatePost)
@@ -428,12 +431,14 @@ func (s *Server) createPost(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		return
 	}
 	s.filterHTML(rq, &in)
+	embeds, setE := s.contentEmbeds(ctx, rq, &in) // bare URLs (embeds.go)
 	var view any
 	var id schema.PostID
 	t := postType(rq)
 	commits, err := s.db.WriteTx(ctx, func(tx *store.Tx) error {
 		p := newRecord(t, rq.User.ID)
 		applyPost(rq, tx.Now(), &in, p, nil)
+		setEmbeds(p, embeds, setE)
 		if err := checkPostPermissions(rq, p, nil, true); err != nil {
 			return err
 		}
@@ -479,6 +484,7 @@ func (s *Server) updatePost(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		return
 	}
 	s.filterHTML(rq, &in)
+	embeds, setE := s.contentEmbeds(ctx, rq, &in) // bare URLs (embeds.go)
 	var view any
 	commits, err := s.db.WriteTx(ctx, func(tx *store.Tx) error {
 		old, err := s.loadPost(ctx, rq, tx)
@@ -490,6 +496,7 @@ func (s *Server) updatePost(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		}
 		p := *old
 		applyPost(rq, tx.Now(), &in, &p, old)
+		setEmbeds(&p, embeds, setE)
 		if err := checkPostPermissions(rq, &p, old, false); err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"vitrine/origin/media"
 	"vitrine/origin/subscriptions"
 )
 
@@ -18,18 +19,30 @@ const (
 	throttleKeep = 3 * time.Hour
 	// statsEvery spaces social-proof refreshes: each aggregates a tenant's last 30 days of orders.
 	statsEvery = 5 * time.Minute
+	// mediaSweepEvery spaces sweeps of media blobs left by failed uploads (each walks the blob
+	// store's media/ names).
+	mediaSweepEvery = 15 * time.Minute
 )
 
 // Maintain runs the origin's housekeeping until ctx ends: expired carts, checkouts abandoned
 // between reserving and settling, subscription renewals, forgotten idempotency keys, old
-// throttle windows, and the social-proof statistics (replicated only where a value changed).
+// throttle windows, the social-proof statistics (replicated only where a value changed), and,
+// every mediaSweepEvery, the media blobs and claims failed uploads and deletions left behind.
 // Every step is idempotent and bounded per round, so several origins may run it at once.
 func (s *Server) Maintain(ctx context.Context) error {
 	t := time.NewTicker(maintainEvery)
 	defer t.Stop()
-	var lastStats time.Time
+	var lastStats, lastSweep time.Time
 	for {
 		s.maintainOnce(ctx)
+		if time.Since(lastSweep) >= mediaSweepEvery {
+			if n, err := s.media.Sweep(ctx, time.Now(), media.SweepAge); err != nil {
+				s.log.Warn("maintenance: media sweep", "err", err)
+			} else if n != (media.Swept{}) {
+				s.log.Info("maintenance: removed media files of failed uploads and deletions", "claims", n.Claims, "orphans", n.Orphans)
+			}
+			lastSweep = time.Now()
+		}
 		if time.Since(lastStats) >= statsEvery {
 			if _, err := s.RefreshStats(ctx); err != nil {
 				s.log.Warn("maintenance: social proof", "err", err)

@@ -21,6 +21,9 @@ import (
 
 func (s *Server) revisionHandlers() {
 	for _, t := range schema.PostTypes {
+		if t.OwnRoutes {
+			continue
+		}
 		n := "cms." + t.RestBase
 		if t.Revisions {
 			s.bind(n+".revisions.list", s.listRevisions)

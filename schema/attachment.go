@@ -1,6 +1,9 @@
 package schema
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // Media (WordPress attachments) share the Post record and its id space, as menu items do: an
 // attachment is a Post of type "attachment" whose caption is the Post's Excerpt, whose
@@ -31,6 +34,15 @@ type Attachment struct {
 	AltText string `json:"alt_text,omitempty"`
 	// Sizes are the sub-sizes made so far, by size name ("thumbnail", "medium", …).
 	Sizes map[string]AttachmentSize `json:"sizes,omitempty"`
+	// Original is the untouched upload when File is a scaled-down copy of it (WordPress's
+	// big-image threshold: the "-scaled" file), nil otherwise; media_details.original_image names
+	// its file. Edges serve it like File.
+	Original *AttachmentSize `json:"original,omitempty"`
+	// ParentHidden is true while the attachment's parent (Post.Parent) is not public (a draft,
+	// a pending, private or trashed record): then the attachment is not public either
+	// (Post.Public), so a draft's media never reach an edge. The store keeps it in step with the
+	// parent in the parent's own transactions.
+	ParentHidden bool `json:"parent_hidden,omitempty"`
 	// ParentImage names the attachment an edit was made from.
 	ParentImage *ParentImage `json:"parent_image,omitempty"`
 	// ImageMeta is WordPress's image_meta (camera, caption, copyright, …, from EXIF/IPTC before
@@ -69,4 +81,21 @@ func MediaType(mime string) string {
 		return "image"
 	}
 	return "file"
+}
+
+// MediaFile is what an edge needs to serve one public media file (an attachment's original, its
+// scaled copy or a sub-size): the blob that holds it and the facts its headers carry. The replica
+// gives it for a path under the uploads root (replica.Snapshot.MediaFile) only while the
+// attachment is public.
+type MediaFile struct {
+	// BlobName is the file's name in the media blob store (MediaBlobName).
+	BlobName string
+	// ContentType is the file's MIME type.
+	ContentType string
+	// Size is the file's length in bytes; SHA256 the hex digest of its bytes (the ETag).
+	Size   int64
+	SHA256 string
+	// Modified is the attachment's upload date (Last-Modified): the bytes under a name never
+	// change, so the date stays put when the record is edited.
+	Modified time.Time
 }

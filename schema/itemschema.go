@@ -56,7 +56,10 @@ func postItemSchema(t *PostType) jsonObject {
 		{"slug", prop("An alphanumeric identifier for the "+word+" unique to its type.", "string", ctxAll)},
 		{"status", prop("A named status for the "+word+".", "string", ctxVE, jsonMember{"enum", statusEnum})},
 		{"type", readonly(prop("Type of "+word+".", "string", ctxAll))},
-		{"password", prop("A password to protect access to the content and excerpt.", "string", ctxEdit)},
+	}
+	media := t.Name == TypeAttachment // no password, content or excerpt; its own fields last
+	if !media {
+		p = append(p, jsonMember{"password", prop("A password to protect access to the content and excerpt.", "string", ctxEdit)})
 	}
 	p = append(p,
 		jsonMember{"permalink_template", readonly(prop("Permalink template for the "+word+".", "string", ctxEdit))},
@@ -80,17 +83,20 @@ func postItemSchema(t *PostType) jsonObject {
 	if t.Name == "cms_block" {
 		contentCtx = ctxAll
 	}
-	p = append(p, jsonMember{"content", rawRendered("The content for the "+word+".", "content", contentCtx,
-		jsonMember{"block_version", readonly(prop("Version of the content block format used by the "+word+".", "integer", ctxEdit))},
-		jsonMember{"protected", readonly(prop("Whether the content is protected with a password.", "boolean", contentCtx))})})
-	if t.Name == "post" || t.Name == "page" {
+	authored := t.Name == "post" || t.Name == "page" || media
+	if !media {
+		p = append(p, jsonMember{"content", rawRendered("The content for the "+word+".", "content", contentCtx,
+			jsonMember{"block_version", readonly(prop("Version of the content block format used by the "+word+".", "integer", ctxEdit))},
+			jsonMember{"protected", readonly(prop("Whether the content is protected with a password.", "boolean", contentCtx))})})
+	}
+	if authored {
 		p = append(p, jsonMember{"author", prop("The ID for the author of the "+word+".", "integer", ctxAll)})
 	}
-	{
+	if !media {
 		p = append(p, jsonMember{"excerpt", rawRendered("The excerpt for the "+word+".", "excerpt", ctxAll,
 			jsonMember{"protected", readonly(prop("Whether the excerpt is protected with a password.", "boolean", ctxAll))})})
 	}
-	if t.Name == "post" || t.Name == "page" {
+	if authored {
 		p = append(p,
 			jsonMember{"featured_media", prop("The ID of the featured media for the "+word+".", "integer", ctxAll)},
 			jsonMember{"comment_status", prop("Whether or not comments are open on the "+word+".", "string", ctxVE, jsonMember{"enum", []string{"open", "closed"}})},
@@ -102,6 +108,9 @@ func postItemSchema(t *PostType) jsonObject {
 	}
 	{
 		meta := jsonObject{{"footnotes", prop("", "string", ctxVE, jsonMember{"default", ""})}}
+		if media {
+			meta = jsonObject{}
+		}
 		if t.Name == "cms_block" {
 			meta = append(jsonObject{{"cms_pattern_sync_status", prop("", "string", ctxVE,
 				jsonMember{"default", ""}, jsonMember{"enum", []string{"partial", "unsynced"}})}}, meta...)
@@ -116,7 +125,35 @@ func postItemSchema(t *PostType) jsonObject {
 		p = append(p, jsonMember{tax, prop("The terms assigned to the "+word+" in the "+tax+" taxonomy.", "array", ctxVE,
 			jsonMember{"items", map[string]string{"type": "integer"}})})
 	}
+	if media {
+		p = append(p, mediaSchemaProps()...)
+	}
 	return itemSchema(t.Name, p)
+}
+
+// mediaSchemaProps are the properties WordPress's attachments controller adds to the posts
+// controller's (render_media.go writes them).
+func mediaSchemaProps() jsonObject {
+	return jsonObject{
+		{"alt_text", prop("Alternative text to display when attachment is not displayed.", "string", ctxAll)},
+		{"caption", prop("The attachment caption.", "object", ctxAll, jsonMember{"properties", jsonObject{
+			{"raw", prop("Caption for the attachment, as it exists in the database.", "string", ctxEdit)},
+			{"rendered", readonly(prop("HTML caption for the attachment, transformed for display.", "string", ctxAll))},
+		}})},
+		{"description", prop("The attachment description.", "object", ctxVE, jsonMember{"properties", jsonObject{
+			{"raw", prop("Description for the attachment, as it exists in the database.", "string", ctxEdit)},
+			{"rendered", readonly(prop("HTML description for the attachment, transformed for display.", "string", ctxVE))},
+		}})},
+		{"media_type", readonly(prop("Attachment type.", "string", ctxAll, jsonMember{"enum", []string{"image", "file"}}))},
+		{"mime_type", readonly(prop("The attachment MIME type.", "string", ctxAll))},
+		{"media_details", readonly(prop("Details about the media file, specific to its type.", "object", ctxAll))},
+		{"post", prop("The ID for the associated post of the attachment.", "integer", ctxVE)},
+		{"source_url", readonly(prop("URL to the original attachment file.", "string", ctxAll, jsonMember{"format", "uri"}))},
+		{"missing_image_sizes", readonly(prop("List of the missing image sizes of the attachment.", "array", ctxEdit,
+			jsonMember{"items", map[string]string{"type": "string"}}))},
+		{"filename", readonly(prop("Original attachment file name.", "string", ctxVE))},
+		{"filesize", readonly(prop("Attachment file size in bytes.", []string{"integer", "null"}, ctxVE))},
+	}
 }
 
 func menuItemSchema() jsonObject {

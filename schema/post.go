@@ -64,6 +64,9 @@ type Post struct {
 	// Attachment holds the file facts of an attachment (type attachment), nil for other types
 	// (attachment.go).
 	Attachment *Attachment `json:"attachment,omitempty"`
+	// Embeds are the embeds of the content's bare URLs (autoembed.go): URL → the sanitised html
+	// the origin resolved when the content was written. A URL missing here renders as a link.
+	Embeds map[string]string `json:"embeds,omitempty"`
 	// DateGMT is the publication date in UTC. DateFloating marks a draft whose date follows "now"
 	// until it is published (WordPress's floating date).
 	DateGMT      time.Time `json:"date_gmt"`
@@ -83,6 +86,11 @@ type Post struct {
 // Public reports whether the post belongs to the public read model: published records of the
 // types anonymous callers may read (PostType.PublicRead).
 func (p *Post) Public() bool {
+	if p.Type == TypeAttachment {
+		// Media inherit their parent's visibility (attachment.go): public when attached to
+		// nothing or to a public record.
+		return p.Status == StatusInherit && p.Attachment != nil && !p.Attachment.ParentHidden
+	}
 	if p.Status != StatusPublish {
 		return false
 	}
@@ -114,6 +122,7 @@ func (p *Post) PublicCopy() *Post {
 		c.Content = ""
 		c.Excerpt = ""
 		c.Protected = true
+		c.Embeds = nil
 	}
 	return &c
 }
@@ -132,6 +141,10 @@ func ValidatePost(p *Post) error {
 	}
 	switch p.Status {
 	case StatusPublish, StatusFuture, StatusDraft, StatusPending, StatusPrivate, StatusTrash:
+	case StatusInherit: // attachments only
+		if p.Type != TypeAttachment {
+			return Invalid("status", "status is not one of publish, future, draft, pending, private")
+		}
 	default:
 		return Invalid("status", "status is not one of publish, future, draft, pending, private")
 	}
@@ -233,6 +246,9 @@ func validateTypeFields(p *Post) error {
 		if id <= 0 || id > MaxExposedID {
 			return Invalid("cms_pattern_category", "cms_pattern_category must contain positive term ids")
 		}
+	}
+	if (p.Type == TypeAttachment) != (p.Attachment != nil) {
+		return Invalid("type", "attachments, and only they, have file facts")
 	}
 	if p.Type != "nav_menu_item" {
 		if p.MenuItem != nil {

@@ -34,6 +34,11 @@ type PostType struct {
 	// Taxonomies are the term filters of the collection, by rest base ("categories", "tags",
 	// "menus", "cms_pattern_category"); the first of a hierarchical pair takes include_children.
 	Taxonomies []string
+	// OwnRoutes types declare their routes and bind their handlers themselves (attachments:
+	// routes_media.go and origin/media): the generic post routes, handlers, batch validators and
+	// revisions skip them, while the read engine, replication and permissions still treat them
+	// as a post type.
+	OwnRoutes bool
 }
 
 // PostTypeCaps are the capabilities a post type maps its meta capabilities to.
@@ -70,7 +75,14 @@ var PostTypes = []*PostType{
 		DefaultPerPage: 100, DefaultOrder: "asc", DefaultOrderBy: "menu_order", Taxonomies: []string{"menus"}},
 	{Name: "cms_navigation", RestBase: "navigation", PublicRead: true, Trash: true, Revisions: true, Autosaves: true, Caps: themeCaps,
 		DefaultPerPage: CMSDefaultPerPage, DefaultOrder: "desc", DefaultOrderBy: "date"},
+	// Attachments (media): status "inherit", public when their parent is (or they have none);
+	// deleted only with force=true; created with upload_files (routes_media.go).
+	{Name: TypeAttachment, RestBase: "media", PublicRead: true, Caps: postCaps, OwnRoutes: true,
+		DefaultPerPage: CMSDefaultPerPage, DefaultOrder: "desc", DefaultOrderBy: "date"},
 }
+
+// TypeAttachment is the stored post type of media records (their status is StatusInherit).
+const TypeAttachment = "attachment"
 
 // PostTypeByName returns the post type of a stored type name, or nil.
 func PostTypeByName(name string) *PostType {
@@ -146,8 +158,13 @@ func (t *PostType) collectionArgs() []Arg {
 		Arg{Name: "search_columns", Type: ArgStringList, Enum: []string{"post_title", "post_content", "post_excerpt"}, Description: "Array of column names to be searched."},
 		Arg{Name: "search_semantics", Type: ArgString, Enum: []string{"exact"}, Description: "How to interpret the search input."},
 		Arg{Name: "slug", Type: ArgStringList, Description: "Limit result set to posts with one or more specific slugs."},
-		Arg{Name: "status", Type: ArgStringList, Default: "publish", Enum: collectionStatuses, Description: "Limit result set to posts assigned one or more statuses."},
 	)
+	if t.Name == TypeAttachment {
+		args = append(args, Arg{Name: "status", Type: ArgStringList, Default: string(StatusInherit), Enum: []string{string(StatusInherit), "private", "trash"},
+			Description: "Limit result set to posts assigned one or more statuses."})
+	} else {
+		args = append(args, Arg{Name: "status", Type: ArgStringList, Default: "publish", Enum: collectionStatuses, Description: "Limit result set to posts assigned one or more statuses."})
+	}
 	if len(t.Taxonomies) > 0 {
 		args = append(args, Arg{Name: "tax_relation", Type: ArgString, Enum: []string{"AND", "OR"}, Description: "Limit result set based on relationship between multiple taxonomies."})
 		for _, tax := range t.Taxonomies {
@@ -170,6 +187,8 @@ func (t *PostType) collectionArgs() []Arg {
 			Arg{Name: "parent_exclude", Type: ArgIntList, Description: "Limit result set to all items except those of a particular parent ID."})
 	case "nav_menu_item":
 		args = append(args, Arg{Name: "menu_order", Type: ArgInt, Description: "Limit result set to posts with a specific menu_order value."})
+	case TypeAttachment:
+		args = append(args, mediaCollectionArgs()...) // routes_media.go
 	}
 	return args
 }
@@ -178,6 +197,9 @@ func (t *PostType) collectionArgs() []Arg {
 // excerpt: a menu item has none) and password.
 func (t *PostType) itemArgs() []Arg {
 	args := []Arg{argContext}
+	if t.Name == TypeAttachment {
+		return args // no excerpt, no password
+	}
 	if t.Name != "nav_menu_item" {
 		args = append(args, Arg{Name: "excerpt_length", Type: ArgInt, Description: "Override the default excerpt length."})
 	}
@@ -190,6 +212,9 @@ func (t *PostType) itemArgs() []Arg {
 func postTypeRoutes() []Route {
 	var out []Route
 	for _, t := range PostTypes {
+		if t.OwnRoutes {
+			continue
+		}
 		read := AtEdge
 		if !t.PublicRead {
 			read = AtOrigin

@@ -74,7 +74,8 @@ type BlogPostView struct {
 	// Date is the publication date; Modified the last change.
 	Date     time.Time `json:"date"`
 	Modified time.Time `json:"modified"`
-	// FeaturedImage is the post's featured media, or null.
+	// FeaturedImage is the post's featured media, or null when it has none or its attachment is
+	// not public.
 	FeaturedImage *PostMedia `json:"featured_image"`
 	// URL is the post's public permalink.
 	URL string `json:"url"`
@@ -87,14 +88,48 @@ type PostAuthor struct {
 	Name *string `json:"name"`
 }
 
-// PostMedia is a post's featured media: its id and the CMS route that describes it.
+// PostMedia is a post's featured media: its id, the CMS route that describes it, and what a
+// storefront needs to show it without that second request: the file's URL (served by edges),
+// its alternative text, MIME type and dimensions, and its sub-sizes by name (media_details).
+// Width and Height are 0 and Sizes empty for files that are not images.
 type PostMedia struct {
-	ID   PostID `json:"id"`
-	Href string `json:"href"`
+	ID        PostID                   `json:"id"`
+	Href      string                   `json:"href"`
+	SourceURL string                   `json:"source_url"`
+	AltText   string                   `json:"alt_text"`
+	MimeType  string                   `json:"mime_type"`
+	Width     int                      `json:"width"`
+	Height    int                      `json:"height"`
+	Sizes     map[string]PostMediaSize `json:"sizes"`
 }
 
-// RenderBlogPost builds the commerce view of a public post.
-func RenderBlogPost(p *Post, site Site) BlogPostView {
+// PostMediaSize is one sub-size of a featured image.
+type PostMediaSize struct {
+	SourceURL string `json:"source_url"`
+	Width     int    `json:"width"`
+	Height    int    `json:"height"`
+}
+
+// RenderPostMedia builds the commerce view of a public attachment, or nil for anything else.
+func RenderPostMedia(att *Post, site Site) *PostMedia {
+	if att == nil || att.Type != TypeAttachment || att.Attachment == nil || att.Attachment.File == "" {
+		return nil
+	}
+	a := att.Attachment
+	m := &PostMedia{ID: att.ID, Href: site.RestURL("/cms/v2/media/" + strconv.FormatInt(int64(att.ID), 10)),
+		SourceURL: site.UploadURL(a.File), AltText: a.AltText, MimeType: a.MimeType, Sizes: map[string]PostMediaSize{}}
+	if a.IsImage() {
+		m.Width, m.Height = a.Width, a.Height
+		for name, s := range a.Sizes {
+			m.Sizes[name] = PostMediaSize{SourceURL: site.UploadURL(s.File), Width: s.Width, Height: s.Height}
+		}
+	}
+	return m
+}
+
+// RenderBlogPost builds the commerce view of a public post; featured is its featured attachment
+// as the reader may see it (nil when it has none, or none that is public).
+func RenderBlogPost(p *Post, featured *Post, site Site) BlogPostView {
 	protected := p.Password != "" || p.Protected
 	v := BlogPostView{
 		ID:        p.ID,
@@ -107,11 +142,11 @@ func RenderBlogPost(p *Post, site Site) BlogPostView {
 		URL:       site.PostLink(p.ID),
 	}
 	if !protected {
-		v.Content = RenderContent(p.Content)
+		v.Content = RenderContentEmbeds(p.Content, p.Embeds) // bare URLs: autoembed.go
 		v.Excerpt = RenderExcerpt(p.Excerpt, p.Content)
 	}
-	if p.FeaturedMedia != 0 {
-		v.FeaturedImage = &PostMedia{ID: p.FeaturedMedia, Href: site.RestURL("/cms/v2/media/" + strconv.FormatInt(int64(p.FeaturedMedia), 10))}
+	if p.FeaturedMedia != 0 && featured != nil && featured.ID == p.FeaturedMedia {
+		v.FeaturedImage = RenderPostMedia(featured, site)
 	}
 	return v
 }

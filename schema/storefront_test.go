@@ -1,6 +1,7 @@
 package schema_test
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -80,23 +81,37 @@ func TestRenderBlogPost(t *testing.T) {
 	site := schema.Site{Base: "https://api.shop.test", Loc: time.UTC}
 	date := time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600))
 	p := &schema.Post{ID: 7, Slug: "hello", Title: "Hello", Content: "One.\n\nTwo.", Author: 3, FeaturedMedia: 9, DateGMT: date, ModifiedGMT: date}
-	v := schema.RenderBlogPost(p, site)
+	att := &schema.Post{ID: 9, Type: schema.TypeAttachment, Status: schema.StatusInherit, Attachment: &schema.Attachment{
+		MimeType: "image/jpeg", File: "2026/01/cup-0123456789ab.jpg", Width: 640, Height: 480, AltText: "A cup",
+		Sizes: map[string]schema.AttachmentSize{"thumbnail": {File: "2026/01/cup-0123456789ab-150x150.jpg", Width: 150, Height: 150, MimeType: "image/jpeg"}}}}
+	v := schema.RenderBlogPost(p, att, site)
 	if v.Content != "<p>One.</p>\n<p>Two.</p>\n" || v.Excerpt != "<p>One. Two.</p>\n" || v.Protected {
 		t.Errorf("content %q, excerpt %q, protected %v", v.Content, v.Excerpt, v.Protected)
 	}
 	if v.URL != "https://api.shop.test/?p=7" || v.Author.ID != 3 || v.Author.Name != nil || v.Date.Location() != time.UTC || !v.Date.Equal(date) {
 		t.Errorf("view %+v", v)
 	}
-	if v.FeaturedImage == nil || v.FeaturedImage.Href != "https://api.shop.test/index.php?rest_route=/cms/v2/media/9" {
-		t.Errorf("featured image %+v", v.FeaturedImage)
+	want := &schema.PostMedia{ID: 9, Href: "https://api.shop.test/index.php?rest_route=/cms/v2/media/9",
+		SourceURL: "https://api.shop.test/cms-content/uploads/2026/01/cup-0123456789ab.jpg", AltText: "A cup", MimeType: "image/jpeg",
+		Width: 640, Height: 480, Sizes: map[string]schema.PostMediaSize{
+			"thumbnail": {SourceURL: "https://api.shop.test/cms-content/uploads/2026/01/cup-0123456789ab-150x150.jpg", Width: 150, Height: 150}}}
+	if !reflect.DeepEqual(v.FeaturedImage, want) {
+		t.Errorf("featured image %+v, want %+v", v.FeaturedImage, want)
+	}
+	// Featured media the reader may not see (not public, or not an attachment) is null.
+	if v := schema.RenderBlogPost(p, nil, site); v.FeaturedImage != nil {
+		t.Errorf("featured image %+v without a public attachment", v.FeaturedImage)
+	}
+	if v := schema.RenderBlogPost(p, &schema.Post{ID: 9, Type: "post"}, site); v.FeaturedImage != nil {
+		t.Errorf("featured image %+v for a post that is not an attachment", v.FeaturedImage)
 	}
 	// A protected post shows no content, even on the origin where the password is known.
 	p.Password = "secret"
-	if v := schema.RenderBlogPost(p, site); v.Content != "" || v.Excerpt != "" || !v.Protected {
+	if v := schema.RenderBlogPost(p, att, site); v.Content != "" || v.Excerpt != "" || !v.Protected {
 		t.Errorf("protected post rendered %q / %q", v.Content, v.Excerpt)
 	}
 	p.Password, p.FeaturedMedia = "", 0
-	if v := schema.RenderBlogPost(p, site); v.FeaturedImage != nil {
+	if v := schema.RenderBlogPost(p, att, site); v.FeaturedImage != nil {
 		t.Errorf("featured image %+v for a post without one", v.FeaturedImage)
 	}
 }

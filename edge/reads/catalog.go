@@ -335,7 +335,13 @@ func blogPosts(req *Request, args *schema.Args, info *schema.Tenant) Response {
 	out := schema.Page[schema.BlogPostView]{Data: make([]schema.BlogPostView, 0, len(posts)), Page: page, PerPage: perPage, Total: total}
 	out.TotalPages = (total + perPage - 1) / perPage
 	for _, p := range posts {
-		v := schema.RenderBlogPost(p, st)
+		var featured *schema.Post
+		if p.FeaturedMedia != 0 {
+			if att := s.Post(p.FeaturedMedia, replica.Public); att != nil && att.Public() {
+				featured = att
+			}
+		}
+		v := schema.RenderBlogPost(p, featured, st)
 		if a := s.Author(p.Author); a != nil {
 			v.Author.Name = &a.Name
 		}

@@ -31,12 +31,21 @@ func canEditType(v Viewer, t *schema.PostType) bool {
 func postQuery(v Viewer, args *schema.Args, st schema.Site, t *schema.PostType) (replica.PostQuery, error) {
 	q := replica.PostQuery{Type: t.Name, OrderBy: args.Str("orderby"), Asc: args.Str("order") == "asc",
 		Slugs: args.Get("slug").Strs}
+	// Anyone may ask for the collection's default status (publish; media inherit), as
+	// WordPress's sanitize_post_statuses lets through.
+	def := "publish"
+	has := func(name string) bool { return declares(args, name) }
+	for _, a := range args.Route().Args {
+		if a.Name == "status" && a.Default != "" {
+			def = a.Default
+		}
+	}
 	for _, s := range args.Get("status").Strs {
 		if s == "any" {
 			q.Statuses = append(q.Statuses, schema.StatusPublish, schema.StatusFuture, schema.StatusDraft, schema.StatusPending, schema.StatusPrivate)
 			continue
 		}
-		allowed := s == "publish" || canEditType(v, t) || s == "private" && v.User != nil && v.User.Role.Can(t.Caps.ReadPrivate)
+		allowed := s == def || canEditType(v, t) || s == "private" && v.User != nil && v.User.Role.Can(t.Caps.ReadPrivate)
 		if !allowed {
 			return q, schema.InvalidParam("status", "Status is forbidden.")
 		}
@@ -63,8 +72,9 @@ func postQuery(v Viewer, args *schema.Args, st schema.Site, t *schema.PostType) 
 	}
 	q.After, q.Before = args.Get("after").TimeIn(st.Loc), args.Get("before").TimeIn(st.Loc)
 	q.ModifiedAfter, q.ModifiedBefore = args.Get("modified_after").TimeIn(st.Loc), args.Get("modified_before").TimeIn(st.Loc)
-	has := func(name string) bool {
-		return slices.ContainsFunc(args.Route().Args, func(a schema.Arg) bool { return a.Name == name })
+	if has("media_type") {
+		q.MediaTypes = args.Get("media_type").Strs
+		q.MimeTypes = schema.MediaMimeFilter(args.Get("mime_type").Strs)
 	}
 	if has("author") {
 		for _, id := range args.Get("author").Ints {
@@ -157,9 +167,10 @@ func postsList(req *Request, args *schema.Args, info *schema.Tenant, t *schema.P
 		if !t.PublicRead && !canEditType(v, t) {
 			continue
 		}
-		view := schema.RenderRecord(p, schema.PostRender{Context: context, Unlocked: canEditType(v, t), Allow: req.allow(t.Item(p.ID))}, st)
+		view := schema.RenderRecord(p, schema.PostRender{Context: context, Unlocked: canEditType(v, t), Allow: req.allow(t.Item(p.ID)),
+			Record: knownRecord(s)}, st)
 		if pv, isPost := view.(*schema.PostView); isPost && embed {
-			embedPost(s, p, pv, rels, st)
+			embedPost(s, p, pv, rels, st, v)
 		}
 		out = append(out, view)
 	}
@@ -179,13 +190,17 @@ func postItem(req *Request, args *schema.Args, info *schema.Tenant, t *schema.Po
 	if v.User == nil && v.PostPassword == "" {
 		d = deps(req.Tenant, nil, &cacheItem{schema.KindPost, id})
 	}
-	s, p, unlocked, err := readablePost(req, t, context, args.Str("password")) // permitted.go
+	password := ""
+	if declares(args, "password") { // media have no password argument
+		password = args.Str("password")
+	}
+	s, p, unlocked, err := readablePost(req, t, context, password) // permitted.go
 	if err != nil {
 		return Response{Err: err}
 	}
 	st := site(info)
-	r := schema.PostRender{Context: context, Unlocked: unlocked, Allow: req.allow(t.Item(p.ID))}
-	if t.Name != "nav_menu_item" {
+	r := schema.PostRender{Context: context, Unlocked: unlocked, Allow: req.allow(t.Item(p.ID)), Record: knownRecord(s)}
+	if declares(args, "excerpt_length") {
 		r.ExcerptWords = int(args.Int("excerpt_length"))
 	}
 	view := schema.RenderRecord(p, r, st)
@@ -196,11 +211,16 @@ func postItem(req *Request, args *schema.Args, info *schema.Tenant, t *schema.Po
 				// and term changes bump it), not with this post.
 				d = deps(req.Tenant, []replica.Class{replica.Posts}, &cacheItem{schema.KindPost, id})
 			}
-			embedPost(s, p, pv, rels, st)
+			embedPost(s, p, pv, rels, st, v)
 		}
 	}
 	if !t.PublicRead {
 		return ok(view, d)
 	}
 	return ok(view, d, [2][]byte{[]byte("Link"), []byte("<" + st.RecordLink(p) + ">; rel=\"alternate\"; type=text/html")})
+}
+
+// declares reports whether the arguments' route declares the argument name.
+func declares(args *schema.Args, name string) bool {
+	return slices.ContainsFunc(args.Route().Args, func(a schema.Arg) bool { return a.Name == name })
 }

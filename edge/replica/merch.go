@@ -27,6 +27,8 @@ type merch struct {
 	authors *immutable.Map[schema.UserID, slot[schema.Author]]
 	// markers are the existence markers of CMS records without a public state (markers.go).
 	markers *immutable.Map[schema.PostID, slot[schema.PostMarker]]
+	// media indexes the files of public attachments by path (media.go).
+	media *immutable.Map[string, schema.PostID]
 }
 
 func emptyMerch() merch {
@@ -39,6 +41,7 @@ func emptyMerch() merch {
 		terms:         emptyTerms(),
 		authors:       immutable.NewMap[schema.UserID, slot[schema.Author]](intHasher[schema.UserID]{}),
 		markers:       immutable.NewMap[schema.PostID, slot[schema.PostMarker]](intHasher[schema.PostID]{}),
+		media:         emptyMediaFiles(),
 	}
 }
 

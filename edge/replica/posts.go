@@ -42,6 +42,9 @@ type PostQuery struct {
 	StickyFirst bool
 	// Formats keeps posts of these formats ("standard" includes posts without one).
 	Formats []string
+	// MimeTypes and MediaTypes keep attachments of these MIME types or of these top-level types
+	// ("image", "video", …); a record matches either (media.go). Both empty: no filter.
+	MimeTypes, MediaTypes []string
 	// Terms are taxonomy clauses, combined with AND, or with OR when TaxOr.
 	Terms []TermClause
 	TaxOr bool
@@ -295,6 +298,9 @@ func (m *postMatcher) match(p *schema.Post) bool {
 	if len(m.terms) > 0 && !m.matchTerms(p) {
 		return false
 	}
+	if !matchMime(p, q) {
+		return false
+	}
 	if m.phrase != "" && !m.matchSearch(p) {
 		return false
 	}
@@ -340,7 +346,7 @@ func (m *postMatcher) matchSearch(p *schema.Post) bool {
 				return true
 			}
 		}
-		return false
+		return matchFileName(p, w) // attachments: the file name too (media.go)
 	}
 	for _, w := range m.words {
 		if !in(w) {

@@ -431,6 +431,7 @@ func (b *builder) apply(c *schema.Change) error {
 			if v != nil {
 				b.postOrder.Set(postKey(v), id)
 			}
+			b.indexMedia(id, old, v) // the public file index (media.go)
 		}
 		b.dirty.post(id)
 	default:

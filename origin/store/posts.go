@@ -41,8 +41,16 @@ const postColumns = `id, type, slug, status, password, title, content, excerpt, 
 
 // postExtra is the extra column: the fields of one post type only (migration 0009).
 type postExtra struct {
-	PatternCategories []schema.TermID  `json:"pattern_categories,omitempty"`
-	MenuItem          *schema.MenuItem `json:"menu_item,omitempty"`
+	PatternCategories []schema.TermID    `json:"pattern_categories,omitempty"`
+	MenuItem          *schema.MenuItem   `json:"menu_item,omitempty"`
+	Attachment        *schema.Attachment `json:"attachment,omitempty"` // media.go
+}
+
+// postExtraEmbeds is the extra column of a post or page: postExtra's fields and the embeds of
+// its content's bare URLs (schema.Post.Embeds), in the same JSON object.
+type postExtraEmbeds struct {
+	postExtra
+	Embeds map[string]string `json:"embeds,omitempty"`
 }
 
 func scanPost(row pgx.Row) (*schema.Post, error) {
@@ -60,11 +68,12 @@ func scanPost(row pgx.Row) (*schema.Post, error) {
 	}
 	p.RevisionCount = int(revisions)
 	p.Parent, p.MenuOrder = schema.PostID(parent), int(menuOrder)
-	var x postExtra
+	var x postExtraEmbeds
 	if err := json.Unmarshal(extra, &x); err != nil {
 		return nil, err
 	}
-	p.PatternCategories, p.MenuItem = x.PatternCategories, x.MenuItem
+	p.PatternCategories, p.MenuItem, p.Attachment = x.PatternCategories, x.MenuItem, x.Attachment
+	p.Embeds = x.Embeds
 	p.Status = schema.PostStatus(status)
 	if err := json.Unmarshal(meta, &p.Meta); err != nil {
 		return nil, err
@@ -159,7 +168,7 @@ func (tx *Tx) CreatePost(ctx context.Context, t *schema.Tenant, p *schema.Post) 
 		t.ID, int64(p.ID), p.Type, p.Slug, string(p.Status), p.Password, p.Title, p.Content, p.Excerpt, int64(p.Author),
 		int64(p.FeaturedMedia), p.CommentStatus, p.PingStatus, p.Format, jsonb(p.Meta), p.Sticky, p.Template,
 		termInts(p.Categories), termInts(p.Tags), p.DateGMT, p.DateFloating, p.ModifiedGMT, p.Version,
-		int64(p.Parent), int64(p.MenuOrder), jsonb(postExtra{p.PatternCategories, p.MenuItem}), int64(p.RevisionCount), int64(p.LatestRevision))
+		int64(p.Parent), int64(p.MenuOrder), jsonb(postExtraEmbeds{postExtra{p.PatternCategories, p.MenuItem, p.Attachment}, p.Embeds}), int64(p.RevisionCount), int64(p.LatestRevision))
 	return err
 }
 
@@ -181,11 +190,14 @@ func (tx *Tx) UpdatePost(ctx context.Context, t *schema.Tenant, old, p *schema.P
 		t.ID, int64(p.ID), p.Slug, string(p.Status), p.Password, p.Title, p.Content, p.Excerpt, int64(p.Author),
 		int64(p.FeaturedMedia), p.CommentStatus, p.PingStatus, p.Format, jsonb(p.Meta), p.Sticky, p.Template,
 		termInts(p.Categories), termInts(p.Tags), p.DateGMT, p.DateFloating, p.ModifiedGMT, p.Version,
-		int64(p.Parent), int64(p.MenuOrder), jsonb(postExtra{p.PatternCategories, p.MenuItem}), int64(p.RevisionCount), int64(p.LatestRevision))
+		int64(p.Parent), int64(p.MenuOrder), jsonb(postExtraEmbeds{postExtra{p.PatternCategories, p.MenuItem, p.Attachment}, p.Embeds}), int64(p.RevisionCount), int64(p.LatestRevision))
 	return err
 }
 
 func (tx *Tx) savePost(ctx context.Context, t *schema.Tenant, old, p *schema.Post) error {
+	if err := tx.inheritParent(ctx, t, p); err != nil { // an attachment's visibility: media.go
+		return err
+	}
 	l, err := tx.tenantLog(ctx, t)
 	if err != nil {
 		return err
@@ -193,8 +205,12 @@ func (tx *Tx) savePost(ctx context.Context, t *schema.Tenant, old, p *schema.Pos
 	if err := tx.saveMarker(l, old, p); err != nil {
 		return err
 	}
-	return tx.writeEntity(l, schema.KindPost, schema.IDString(p.ID), PostStates(old), PostStates(p),
+	err = tx.writeEntity(l, schema.KindPost, schema.IDString(p.ID), PostStates(old), PostStates(p),
 		func(v int64) { p.Version = v }, func(vis schema.Visibility) any { return PostState(p, vis) })
+	if err != nil {
+		return err
+	}
+	return tx.followParent(ctx, t, old, p, p.ID) // its attachments follow its visibility: media.go
 }
 
 // saveMarker records the existence marker of a record without a public state when it appears,
@@ -235,6 +251,10 @@ func (tx *Tx) DeletePost(ctx context.Context, t *schema.Tenant, id schema.PostID
 		return nil, err
 	}
 	if err := tx.writeEntity(l, schema.KindPost, schema.IDString(id), PostStates(p), nil, nil, nil); err != nil {
+		return nil, err
+	}
+	// Its attachments move up to its own parent, as WordPress's wp_delete_post does (media.go).
+	if err := tx.followParent(ctx, t, p, nil, p.Parent); err != nil {
 		return nil, err
 	}
 	// Its revisions and autosaves go with it.
