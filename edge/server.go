@@ -43,10 +43,12 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"vitrine/edge/cache"
+	"vitrine/edge/files"
 	"vitrine/edge/pipeline"
 	"vitrine/edge/reads"
 	"vitrine/edge/replica"
 	"vitrine/schema"
+	"vitrine/sync/blob"
 )
 
 // Config configures an edge. Zero values mean the defaults.
@@ -89,9 +91,23 @@ type Config struct {
 	// past which /readyz reports the edge degraded (default 10s). A degraded edge stays ready:
 	// it keeps serving its replica, with the staleness in every answer's Vitrine-Staleness.
 	StaleAfter time.Duration
-	// MaxBodyBytes bounds request bodies (default 1 MiB).
+	// MaxBodyBytes bounds request bodies (default 1 MiB), but media uploads'.
 	MaxBodyBytes int
-	Logger       *slog.Logger
+	// MaxUploadBytes bounds the body of a media upload (a POST to cms.media.create, forwarded to
+	// the origin), which alone may pass MaxBodyBytes (default 32 MiB, the origin's bound);
+	// UploadReadTimeout bounds reading such a request (default 2m, where others have 10s). The
+	// edge reads an upload whole before forwarding it (see headerReceived).
+	MaxUploadBytes    int
+	UploadReadTimeout time.Duration
+	// MediaWriteTimeout bounds writing the answer to a GET or HEAD under schema.UploadsPath (a
+	// media file, perhaps large, perhaps to a slow client; default 10m).
+	MediaWriteTimeout time.Duration
+	// Media configures the media file server (package files) that answers those paths.
+	Media files.Config
+	// Blobs holds the media files (a JetStream object store bucket, or a directory shared with the
+	// origin). Nil: the edge serves no media file (every path under schema.UploadsPath is 404).
+	Blobs  blob.Store
+	Logger *slog.Logger
 	// Metrics receives the edge's metrics (default: a new set).
 	Metrics *metrics.Set
 }
@@ -119,6 +135,8 @@ type Server struct {
 	breakerState                                  atomic.Int32 // gobreaker.State
 	floor                                         *pipeline.ReadFloor
 	front                                         *pipeline.Front
+	// media answers the public media files (nil without Config.Blobs).
+	media *files.Server
 }
 
 // New returns an edge serving rep.
@@ -144,6 +162,7 @@ func New(cfg Config, rep *replica.Replica) (*Server, error) {
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = 1 << 20
 	}
+	mediaDefaults(&cfg)
 	if cfg.StaleAfter == 0 {
 		cfg.StaleAfter = 10 * time.Second
 	}
@@ -207,6 +226,13 @@ func New(cfg Config, rep *replica.Replica) (*Server, error) {
 		s.front.Admit = s.rateLimit
 	}
 	m.NewGauge(`vitrine_edge_floor_waiters`, func() float64 { return float64(s.floor.Waiters()) })
+	if cfg.Blobs != nil {
+		mc := cfg.Media
+		mc.Logger, mc.Metrics = s.log, m
+		if s.media, err = files.New(mc, cfg.Blobs); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -214,6 +240,9 @@ func New(cfg Config, rep *replica.Replica) (*Server, error) {
 func (s *Server) Close() {
 	if s.cache != nil {
 		s.cache.Close()
+	}
+	if s.media != nil {
+		s.media.Close()
 	}
 }
 
@@ -229,8 +258,15 @@ func (s *Server) HTTPServer() *fasthttp.Server {
 		WriteTimeout:          s.cfg.ForwardTimeout + 10*time.Second,
 		IdleTimeout:           60 * time.Second,
 		MaxRequestBodySize:    s.cfg.MaxBodyBytes,
-		ReadBufferSize:        pipeline.MaxHeaderBytes,
-		CloseOnShutdown:       true,
+		// Media uploads, and only they, may pass MaxRequestBodySize; media files may take longer
+		// to write.
+		HeaderReceived:  s.headerReceived(),
+		ReadBufferSize:  pipeline.MaxHeaderBytes,
+		CloseOnShutdown: true,
+		// The edge reads no form: a multipart body is forwarded byte for byte, never parsed (fasthttp
+		// would re-encode it on the way out, losing each part's headers, and spill large files to
+		// disk).
+		DisablePreParseMultipartForm: true,
 	}
 }
 
@@ -280,6 +316,12 @@ func (s *Server) tail(ctx *fasthttp.RequestCtx, rq pipeline.Request) {
 		s.options(ctx, t, rq.Route)
 		return
 	}
+	// A media file: public files are in the replica's file index, whoever asks (credentials
+	// change nothing: a private attachment's file is never at an edge).
+	if iface == schema.Commerce && s.media != nil && (ctx.IsGet() || ctx.IsHead()) && bytes.HasPrefix(rq.Route, uploadsPath) {
+		s.serveMedia(ctx, t, rq.Route[len(uploadsPath):])
+		return
+	}
 	cacheable := s.cache != nil && (ctx.IsGet() || ctx.IsHead()) && anonymous
 	var kb [512]byte
 	var raw []byte
@@ -316,6 +358,21 @@ func (s *Server) tail(ctx *fasthttp.RequestCtx, rq pipeline.Request) {
 	ctx.SetUserValue(stateKey, &request{Request: rq, cacheable: cacheable && raw != nil, rawKey: bytes.Clone(raw),
 		shaped: iface == schema.CMS && pipeline.HasShapeParams(ctx.QueryArgs())})
 	h(ctx)
+}
+
+var uploadsPath = []byte(schema.UploadsPath)
+
+// serveMedia answers a media file by its path under the uploads root: 404 unless the tenant's
+// replica holds it as a public file.
+func (s *Server) serveMedia(ctx *fasthttp.RequestCtx, t *replica.Tenant, path []byte) {
+	f, ok := t.MediaFile(string(path))
+	if !ok {
+		pipeline.NotFound(ctx, schema.Commerce)
+	} else {
+		s.media.Serve(ctx, f)
+	}
+	s.setReplicaVersion(ctx, t)
+	s.http.Observe(ctx, pipeline.RouteMedia, ctx.Response.StatusCode())
 }
 
 // Cache-Status values (RFC 9211) of the edge's answers: a cache hit; a miss rendered from the
@@ -509,12 +566,15 @@ func (s *Server) read(ctx *fasthttp.RequestCtx, r *schema.Route) {
 	}
 	if !st.cacheable || !resp.Cacheable() {
 		// Nothing to keep: answer without pre-compressing.
-		s.writeUncached(ctx, iface, t, r, resp.Status, resp.Body, headers)
+		s.writeUncached(ctx, iface, t, r, resp.Status, resp.Body, headers, resp.ContentType)
 		return
 	}
 	contentType := contentTypeCommerce
 	if iface == schema.CMS {
 		contentType = contentTypeCMS
+	}
+	if resp.ContentType != "" { // an oEmbed response in XML, the embed page
+		contentType = resp.ContentType
 	}
 	var expires int64
 	if !resp.Expires.IsZero() {
@@ -546,7 +606,8 @@ func (s *Server) serveShaped(ctx *fasthttp.RequestCtx, iface schema.Interface, t
 }
 
 // writeUncached answers a rendered body that is not cached.
-func (s *Server) writeUncached(ctx *fasthttp.RequestCtx, iface schema.Interface, t *replica.Tenant, r *schema.Route, status int, body []byte, headers [][2][]byte) {
+// contentType "" is the interface's JSON.
+func (s *Server) writeUncached(ctx *fasthttp.RequestCtx, iface schema.Interface, t *replica.Tenant, r *schema.Route, status int, body []byte, headers [][2][]byte, contentType string) {
 	h := &ctx.Response.Header
 	for _, kv := range headers {
 		h.SetBytesKV(kv[0], kv[1])
@@ -556,7 +617,11 @@ func (s *Server) writeUncached(ctx *fasthttp.RequestCtx, iface schema.Interface,
 		h.SetBytesV("X-Robots-Tag", noindex)
 		h.SetBytesV("X-Content-Type-Options", nosniff)
 	}
-	h.SetContentTypeBytes(pipeline.ContentType(iface))
+	if contentType != "" {
+		h.SetContentType(contentType)
+	} else {
+		h.SetContentTypeBytes(pipeline.ContentType(iface))
+	}
 	s.setReplicaVersion(ctx, t)
 	if s.cache != nil {
 		h.SetCanonical(keyCacheStatus, cacheStatusMiss)

@@ -18,10 +18,12 @@ const (
 	RouteNotFound                // unknown tenant or route
 	RouteOps                     // health, readiness, metrics
 	RoutePreflight               // CORS preflight
+	RouteMedia                   // a media file under schema.UploadsPath
 )
 
 var extraRoutes = map[int]string{
 	RouteForwarded: "forwarded", RouteNotFound: "not_found", RouteOps: "ops", RoutePreflight: "preflight",
+	RouteMedia: "media",
 }
 
 // trackedStatuses get their own counter; any other status counts under its class ("2xx").

@@ -277,6 +277,10 @@ func (o *fsObject) WriteTo(w io.Writer) (int64, error) { return o.file.WriteTo(w
 func (o *fsObject) Close() error                       { return o.file.Close() }
 func (o *fsObject) Info() Info                         { return o.info }
 
+// File returns the open file, positioned at the object's read offset, so that a server can send
+// it with sendfile(2) (edge/files.FileObject). Closing the object closes it.
+func (o *fsObject) File() *os.File { return o.file }
+
 // Delete implements Store.
 func (f *FS) Delete(ctx context.Context, name string) error {
 	if err := ValidName(name); err != nil {

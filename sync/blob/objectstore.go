@@ -12,6 +12,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -106,10 +107,12 @@ func (c ObjectStoreConfig) WithDefaults() ObjectStoreConfig {
 // With Replicas > 1 a direct get may be answered by a replica a few milliseconds behind the
 // leader: an object just put may read as not found for that long.
 type ObjectStore struct {
-	cfg        ObjectStoreConfig
-	js         jetstream.JetStream
-	nc         *nats.Conn
-	stream     jetstream.Stream
+	cfg ObjectStoreConfig
+	js  jetstream.JetStream
+	nc  *nats.Conn
+	// stream is the bucket's stream, bound at construction, or on first use by a reader
+	// started before the writer created the bucket (bind).
+	stream     atomic.Pointer[jetstream.Stream]
 	streamName string
 	apiPrefix  string // "$JS.API." or "$JS.<domain>.API."
 }
@@ -160,17 +163,12 @@ func NewObjectStore(ctx context.Context, js jetstream.JetStream, cfg ObjectStore
 			return nil, fmt.Errorf("blob: create bucket %s: %w", cfg.Bucket, err)
 		}
 	}
-	st, err := js.Stream(ctx, s.streamName)
-	if err != nil {
-		if errors.Is(err, jetstream.ErrStreamNotFound) {
-			return nil, fmt.Errorf("blob: bucket %s does not exist (the writer creates it): %w", cfg.Bucket, err)
-		}
-		return nil, fmt.Errorf("blob: bucket %s: %w", cfg.Bucket, err)
+	if _, err := s.bind(ctx); err != nil && (cfg.Create || !errors.Is(err, ErrNotFound)) {
+		return nil, err
 	}
-	if !st.CachedInfo().Config.AllowDirect {
-		return nil, fmt.Errorf("blob: bucket %s does not allow direct gets", cfg.Bucket)
-	}
-	s.stream = st
+	// A reader (an edge) may start before the writer (the origin) ever created the bucket: it
+	// starts anyway, every object reads as not found, and it binds at the first use after the
+	// bucket appears.
 	return s, nil
 }
 
@@ -198,6 +196,26 @@ func (s *ObjectStore) detached(ctx context.Context) (context.Context, context.Ca
 	return context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Timeout)
 }
 
+// bind returns the bucket's stream, looking it up once it exists. A missing bucket is
+// ErrNotFound (wrapped).
+func (s *ObjectStore) bind(ctx context.Context) (jetstream.Stream, error) {
+	if st := s.stream.Load(); st != nil {
+		return *st, nil
+	}
+	st, err := s.js.Stream(ctx, s.streamName)
+	if err != nil {
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return nil, fmt.Errorf("blob: bucket %s does not exist yet (the writer creates it): %w", s.cfg.Bucket, ErrNotFound)
+		}
+		return nil, fmt.Errorf("blob: bucket %s: %w", s.cfg.Bucket, err)
+	}
+	if !st.CachedInfo().Config.AllowDirect {
+		return nil, fmt.Errorf("blob: bucket %s does not allow direct gets", s.cfg.Bucket)
+	}
+	s.stream.Store(&st)
+	return st, nil
+}
+
 // objectMeta is a parsed meta message.
 type objectMeta struct {
 	jetstream.ObjectInfo
@@ -216,7 +234,12 @@ func (s *ObjectStore) meta(ctx context.Context, name string, leader bool) (m obj
 	if leader {
 		raw, err = s.leaderLastMsg(ctx, s.metaSubject(name))
 	} else {
-		raw, err = s.stream.GetLastMsgForSubject(ctx, s.metaSubject(name))
+		var st jetstream.Stream
+		if st, err = s.bind(ctx); err == nil {
+			raw, err = st.GetLastMsgForSubject(ctx, s.metaSubject(name))
+		} else if errors.Is(err, ErrNotFound) {
+			return m, false, nil
+		}
 	}
 	if err != nil {
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
@@ -527,7 +550,11 @@ func (s *ObjectStore) upload(ctx context.Context, subject string, r io.Reader) (
 func (s *ObjectStore) purge(ctx context.Context, subject string, opts ...jetstream.StreamPurgeOpt) error {
 	dctx, cancel := s.detached(ctx)
 	defer cancel()
-	return s.stream.Purge(dctx, append([]jetstream.StreamPurgeOpt{jetstream.WithPurgeSubject(subject)}, opts...)...)
+	st, err := s.bind(dctx)
+	if err != nil {
+		return err
+	}
+	return st.Purge(dctx, append([]jetstream.StreamPurgeOpt{jetstream.WithPurgeSubject(subject)}, opts...)...)
 }
 
 // Delete implements Store. It purges the meta message (the object disappears at once), then the
@@ -543,11 +570,15 @@ func (s *ObjectStore) Delete(ctx context.Context, name string) error {
 	}
 	ctx, cancel := s.wait(ctx)
 	defer cancel()
-	if err := s.stream.Purge(ctx, jetstream.WithPurgeSubject(s.metaSubject(name)), jetstream.WithPurgeSequence(m.seq+1)); err != nil {
+	st, err := s.bind(ctx)
+	if err != nil {
+		return err
+	}
+	if err := st.Purge(ctx, jetstream.WithPurgeSubject(s.metaSubject(name)), jetstream.WithPurgeSequence(m.seq+1)); err != nil {
 		return fmt.Errorf("blob: delete %s: %w", name, err)
 	}
 	if m.NUID != "" {
-		if err := s.stream.Purge(ctx, jetstream.WithPurgeSubject(s.chunkSubject(m.NUID))); err != nil {
+		if err := st.Purge(ctx, jetstream.WithPurgeSubject(s.chunkSubject(m.NUID))); err != nil {
 			return fmt.Errorf("blob: delete %s: %w", name, err)
 		}
 	}

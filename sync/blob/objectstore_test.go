@@ -41,10 +41,19 @@ func TestObjectStore(t *testing.T) {
 	}
 
 	t.Run("readers bind only", func(t *testing.T) {
-		if _, err := blob.NewObjectStore(ctx, js, blob.ObjectStoreConfig{Bucket: "missing"}); err == nil {
-			t.Fatal("a reader bound to a missing bucket")
+		// A reader (an edge) starts before the writer ever made the bucket: it never creates
+		// it, every object is not found, and it binds once the bucket exists.
+		early, err := blob.NewObjectStore(ctx, js, blob.ObjectStoreConfig{Bucket: "bind"})
+		if err != nil {
+			t.Fatalf("a reader could not start before its bucket existed: %v", err)
 		}
-		if _, err := js.Stream(ctx, "OBJ_missing"); !errors.Is(err, jetstream.ErrStreamNotFound) {
+		if _, err := early.Stat(ctx, "x"); !errors.Is(err, blob.ErrNotFound) {
+			t.Fatalf("stat in a missing bucket: %v", err)
+		}
+		if _, err := early.Open(ctx, "x", 0); !errors.Is(err, blob.ErrNotFound) {
+			t.Fatalf("open in a missing bucket: %v", err)
+		}
+		if _, err := js.Stream(ctx, "OBJ_bind"); !errors.Is(err, jetstream.ErrStreamNotFound) {
 			t.Fatalf("the reader created the bucket: %v", err)
 		}
 		w, err := blob.NewObjectStore(ctx, js, blob.ObjectStoreConfig{Bucket: "bind", Create: true, Replicas: 1, MaxBytes: 1 << 20})
@@ -63,6 +72,9 @@ func TestObjectStore(t *testing.T) {
 		}
 		if got, _ := readAll(t, r, "x", 100); !bytes.Equal(got, body[100:]) {
 			t.Fatal("the reader reads other bytes")
+		}
+		if got, _ := readAll(t, early, "x", 0); !bytes.Equal(got, body) {
+			t.Fatal("the reader started before the bucket does not read it now")
 		}
 		if _, err := blob.NewObjectStore(ctx, js, blob.ObjectStoreConfig{Bucket: "bad.name", Create: true}); err == nil {
 			t.Fatal("an invalid bucket name was accepted")
