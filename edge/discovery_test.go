@@ -396,8 +396,9 @@ func TestSiteHomeNamesTheAPIRoot(t *testing.T) {
 	if f.up.lastRequest() != nil {
 		t.Error("the home page went to the origin")
 	}
-	// No route takes POST /: the edge answers the origin's 404 itself (decision 18).
-	if resp := f.do(req{method: "POST", uri: "/"}); resp.StatusCode() != 404 || f.up.lastRequest() != nil {
+	// No route takes POST / (GET / with embed is the embed page's route): the edge answers the
+	// origin's 405 itself (decision 18).
+	if resp := f.do(req{method: "POST", uri: "/"}); resp.StatusCode() != 405 || string(resp.Header.Peek("Allow")) != "GET" || f.up.lastRequest() != nil {
 		t.Errorf("POST /: %d, forwarded %v", resp.StatusCode(), f.up.lastRequest() != nil)
 	}
 }

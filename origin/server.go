@@ -36,6 +36,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/valyala/fasthttp"
 
+	"vitrine/edge/outbound"
 	"vitrine/edge/pipeline"
 	"vitrine/edge/reads"
 	"vitrine/edge/replica"
@@ -46,6 +47,8 @@ import (
 	"vitrine/origin/handler"
 	"vitrine/origin/keys"
 	"vitrine/origin/kses"
+	"vitrine/origin/media"
+	"vitrine/origin/oembed"
 	"vitrine/origin/payment"
 	"vitrine/origin/refund"
 	"vitrine/origin/store"
@@ -94,6 +97,16 @@ type Config struct {
 	// Renewals times subscription renewals: the retries of declined ones and the lease of one
 	// being charged (default: subscriptions.Schedule's).
 	Renewals subscriptions.Schedule
+	// Media configures the media library's writes (origin/media): Media.Blobs is the blob store
+	// of media files (sync/blob: a directory, or a JetStream object store bucket), which the
+	// commands always name; without one, uploads and the other media writes answer 503. The
+	// upload route's body limit is media.UploadBodyLimit(Media.MaxUploadBytes) (32 MiB files by
+	// default), every other route's MaxBodyBytes.
+	Media media.Config
+	// OEmbed configures the oEmbed proxy and the resolution of bare URLs in post content
+	// (origin/oembed). Its Client is the process's one outbound client (decision 19), the one
+	// the webhook dispatcher uses; Logger and Metrics default to the origin's.
+	OEmbed oembed.Config
 }
 
 // Server is the origin. Its Handler is safe for concurrent use.
@@ -122,6 +135,10 @@ type Server struct {
 	subs *subscriptions.Service
 	// kses filters the HTML of users without unfiltered_html at write time (origin/kses).
 	kses *kses.Filter
+	// media writes the media library: uploads, edits, post-processing (origin/media).
+	media *media.Service
+	// oembed is the oEmbed proxy; it also resolves the bare URLs of post content (origin/oembed).
+	oembed *oembed.Service
 }
 
 // New returns an origin writing db and reading rep (a replica following every subject).
@@ -149,6 +166,11 @@ func New(cfg Config, db *store.DB, rep *replica.Replica) *Server {
 	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = metrics.NewSet()
+	}
+	if cfg.OEmbed.Client == nil {
+		// The process's one outbound client (decision 19): the commands pass the one the webhook
+		// dispatcher uses; an origin made without one makes one, shared by oEmbed and media.
+		cfg.OEmbed.Client = outbound.New(outbound.Config{})
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger.With("component", "origin"), db: db, rep: rep,
 		ids: pipeline.NewRequestIDs(), http: pipeline.NewHTTPMetrics(cfg.Metrics, "origin"), kses: kses.New()}
@@ -190,6 +212,24 @@ func New(cfg Config, db *store.DB, rep *replica.Replica) *Server {
 	s.webhooks.Bind(s.handlers)
 	s.postPurchaseHandlers()
 	s.merchHandlers()
+	mc := cfg.Media
+	if mc.Logger == nil {
+		mc.Logger = s.log
+	}
+	if mc.Client == nil {
+		mc.Client = cfg.OEmbed.Client // the process's one outbound client
+	}
+	s.media = media.New(s.Responder, db, media.Posts{View: s.postView, ParseDate: parseCMSDate}, s.kses, mc)
+	s.media.Bind(s.handlers)
+	oc := cfg.OEmbed
+	if oc.Logger == nil {
+		oc.Logger = cfg.Logger
+	}
+	if oc.Metrics == nil {
+		oc.Metrics = cfg.Metrics
+	}
+	s.oembed = oembed.New(oc, s.Responder, db)
+	s.oembed.Bind(s.handlers)
 	s.router = pipeline.NewRouter(schema.Routes, func(r *schema.Route) pipeline.Handler {
 		if r.Server == schema.AtEdge {
 			return s.read
@@ -224,6 +264,20 @@ func (s *Server) HTTPServer() *fasthttp.Server {
 		MaxRequestBodySize: s.cfg.MaxBodyBytes,
 		ReadBufferSize:     pipeline.MaxHeaderBytes,
 		CloseOnShutdown:    true,
+		HeaderReceived:     s.uploadLimits(),
+	}
+}
+
+// uploadLimits lets a POST to the upload route (media.UploadTarget) carry a file of
+// Media.MaxUploadBytes, read within two minutes; every other request keeps MaxBodyBytes and the
+// server's read timeout. The body is still read whole before the handler runs.
+func (s *Server) uploadLimits() func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+	upload := fasthttp.RequestConfig{MaxRequestBodySize: int(media.UploadBodyLimit(s.cfg.Media.MaxUploadBytes)), ReadTimeout: 2 * time.Minute}
+	return func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+		if h.IsPost() && media.UploadTarget(h.RequestURI()) {
+			return upload
+		}
+		return fasthttp.RequestConfig{}
 	}
 }
 
@@ -407,7 +461,11 @@ func (s *Server) read(ctx *fasthttp.RequestCtx, r *schema.Route) {
 		h.Set(fasthttp.HeaderCacheControl, "public, no-cache")
 	}
 	pipeline.SetReplicaVersion(&ctx.Response.Header, rq.Tenant.Version())
-	h.SetContentTypeBytes(pipeline.ContentType(rq.Iface))
+	if resp.ContentType != "" { // an oEmbed response in XML, the embed page
+		h.SetContentType(resp.ContentType)
+	} else {
+		h.SetContentTypeBytes(pipeline.ContentType(rq.Iface))
+	}
 	ctx.SetStatusCode(resp.Status)
 	ctx.SetBody(resp.Body)
 	s.http.Observe(ctx, idx, resp.Status)

@@ -32,6 +32,9 @@ func (s Site) RecordLink(p *Post) string {
 	if p.Type == "page" {
 		return s.Base + "/?page_id=" + strconv.FormatInt(int64(p.ID), 10)
 	}
+	if p.Type == TypeAttachment {
+		return s.MediaLink(p.ID) // render_media.go
+	}
 	return s.PostLink(p.ID)
 }
 
@@ -69,6 +72,7 @@ type Link struct {
 	Count       *int           `json:"count,omitempty"`
 	ID          *PostID        `json:"id,omitempty"`
 	Taxonomy    string         `json:"taxonomy,omitempty"`
+	PostType    string         `json:"post_type,omitempty"`
 	Templated   bool           `json:"templated,omitempty"`
 	Name        string         `json:"name,omitempty"`
 	TargetHints map[string]any `json:"targetHints,omitempty"`
@@ -103,7 +107,7 @@ type PostView struct {
 	Link              string             `json:"link"`
 	Title             Rendered           `json:"title"`
 	Content           *Rendered          `json:"content,omitempty"`
-	Excerpt           Rendered           `json:"excerpt"`
+	Excerpt           Rendered           `json:"excerpt,omitzero"` // attachments have none
 	Author            *UserID            `json:"author,omitempty"`
 	FeaturedMedia     *PostID            `json:"featured_media,omitempty"`
 	Parent            *PostID            `json:"parent,omitempty"`
@@ -120,7 +124,9 @@ type PostView struct {
 	PermalinkTemplate *string            `json:"permalink_template,omitempty"`
 	GeneratedSlug     *string            `json:"generated_slug,omitempty"`
 	ClassList         *[]string          `json:"class_list,omitempty"`
-	Links             map[string][]Link  `json:"_links,omitempty"`
+	// MediaFields are an attachment's own fields (render_media.go), nil for other types.
+	*MediaFields
+	Links map[string][]Link `json:"_links,omitempty"`
 	// Embedded holds the expanded embeddable links when the caller asked _embed.
 	Embedded map[string][]any `json:"_embedded,omitempty"`
 }
@@ -137,6 +143,9 @@ type PostRender struct {
 	// ExcerptWords overrides the length in words of an excerpt made from the content (the
 	// excerpt_length argument); 0 or less means ExcerptWords (55).
 	ExcerptWords int
+	// Record, when set, finds another record of the tenant that the caller may know exists,
+	// for links that name its type (an attachment's wp:attached-to); nil leaves them out.
+	Record func(id PostID) *Post
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -159,7 +168,7 @@ func RenderPost(p *Post, r PostRender, site Site) *PostView {
 
 	contentRendered, excerptRendered := "", ""
 	if showContent {
-		contentRendered = RenderContent(p.Content)
+		contentRendered = RenderContentEmbeds(p.Content, p.Embeds) // bare URLs: autoembed.go
 		excerptRendered = RenderExcerptWords(p.Excerpt, p.Content, r.ExcerptWords)
 	}
 	typ := p.Type
@@ -238,6 +247,9 @@ func RenderPost(p *Post, r PostRender, site Site) *PostView {
 		v.GeneratedSlug = ptr(gen)
 	}
 	v.Links = postLinks(p, r, site)
+	if typ == TypeAttachment {
+		renderMedia(p, r, site, v) // render_media.go
+	}
 	return v
 }
 

@@ -343,7 +343,7 @@ var Routes = append([]Route{
 	// postTypeRoutes (posttypes.go), appended after this literal.
 	// CMS batch: up to 25 requests to batch-capable routes, run by the origin (origin/batch.go).
 	{Name: "cms.batch", Method: "POST", Interface: CMS, Path: "/batch/v1", Server: AtOrigin},
-}, append(append(postTypeRoutes(), peopleRoutes()...), menuRoutes()...)...) // terms, users, application passwords: routes_people.go; menus: routes_menus.go
+}, append(append(append(postTypeRoutes(), mediaRoutes()...), peopleRoutes()...), append(menuRoutes(), oembedRoutes()...)...)...) // media: routes_media.go; terms, users, application passwords: routes_people.go; menus: routes_menus.go; oEmbed: routes_oembed.go
 
 // RouteByName returns the first route with the name, or nil.
 func RouteByName(name string) *Route {

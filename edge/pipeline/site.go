@@ -9,9 +9,11 @@ import (
 )
 
 // IsSiteHome reports whether a request is for the site's home page: GET or HEAD of "/" or
-// "/index.php" without a rest_route (Classify made it a commerce request).
+// "/index.php" without a rest_route (Classify made it a commerce request). A permalink with
+// embed is not: it is the route of a record's embed page (schema's oembed.page), which the
+// server's tail routes like any read.
 func IsSiteHome(ctx *fasthttp.RequestCtx, iface schema.Interface) bool {
-	if iface != schema.Commerce || !(ctx.IsGet() || ctx.IsHead()) {
+	if iface != schema.Commerce || !(ctx.IsGet() || ctx.IsHead()) || ctx.QueryArgs().Has("embed") {
 		return false
 	}
 	p := ctx.Path()

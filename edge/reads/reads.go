@@ -57,6 +57,9 @@ type Response struct {
 	Expires time.Time
 	// Err is set for an error answer (Body is then empty; the transport renders Err).
 	Err error
+	// ContentType, when set, is the body's content type; "" is the interface's JSON (an oEmbed
+	// response in XML and the embed page set theirs: oembed.go).
+	ContentType string
 }
 
 // Cacheable reports whether the response may be stored in the shared cache.
@@ -132,6 +135,9 @@ func Answer(req *Request) Response {
 		return answerPostType(req, args, info, t)
 	}
 	if r, ok := answerTerms(req, args, info); ok { // CMS categories and tags (terms.go)
+		return r
+	}
+	if r, ok := answerOEmbed(req, args, info); ok { // the oEmbed route and the embed page (oembed.go)
 		return r
 	}
 	return Response{Err: fmt.Errorf("reads: no read handler for route %s", req.Route.Name)}
