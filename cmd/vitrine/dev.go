@@ -21,8 +21,11 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/valyala/fasthttp"
 
+	"vitrine/edge/outbound"
 	"vitrine/edge/replica"
 	"vitrine/origin"
+	"vitrine/origin/media"
+	"vitrine/origin/oembed"
 	"vitrine/origin/seed"
 	"vitrine/origin/store"
 	"vitrine/origin/webhooks"
@@ -51,7 +54,8 @@ func runDev(ctx context.Context, args []string) error {
 	f := newFlags("dev")
 	c := f.common()
 	ef := f.edge()
-	dataDir := f.String("data-dir", "VITRINE_DATA_DIR", ".vitrine", "where dev keeps its NATS store, secret and dev.json")
+	dataDir := f.String("data-dir", "VITRINE_DATA_DIR", ".vitrine", "where dev keeps its NATS store, secret, media files and dev.json")
+	mf := f.media("") // default: fs:<data-dir>/media
 	edgeAddr := f.String("edge-addr", "VITRINE_EDGE_ADDR", "127.0.0.1:8080", "edge listen address")
 	originAddr := f.String("origin-addr", "VITRINE_ORIGIN_ADDR", "127.0.0.1:8081", "origin listen address")
 	opsAddr := f.String("ops-addr", "VITRINE_OPS_ADDR", "127.0.0.1:9090", "address of /metrics, /healthz, /readyz")
@@ -137,7 +141,8 @@ func runDev(ctx context.Context, args []string) error {
 		g.Wait()
 		return err
 	}
-	hooks, err := webhookDispatcher(nc, fc, db, key, webhooks.Config{}, log, set)
+	client := outbound.New(outbound.Config{UserAgent: outboundUserAgent})
+	hooks, err := webhookDispatcher(nc, fc, db, key, webhooks.Config{}, client, log, set)
 	if err != nil {
 		g.cancel()
 		g.Wait()
@@ -149,11 +154,21 @@ func runDev(ctx context.Context, args []string) error {
 		g.Wait()
 		return err
 	}
-	osrv := origin.New(origin.Config{Secret: key, EdgeSecrets: []string{*ef.edgeSecret}, Logger: log, Metrics: set, LabelQueue: queue, Webhooks: hooks, Payments: payments}, db, orep)
+	if *mf.store == "" {
+		*mf.store = "fs:" + filepath.Join(*dataDir, "media")
+	}
+	mediaStore, err := openMediaStore(gctx, *mf.store, *mf.bucket, nc, fc, true)
+	if err != nil {
+		g.cancel()
+		g.Wait()
+		return fmt.Errorf("media store: %w", err)
+	}
+	osrv := origin.New(origin.Config{Secret: key, EdgeSecrets: []string{*ef.edgeSecret}, Logger: log, Metrics: set, LabelQueue: queue, Webhooks: hooks, Payments: payments,
+		Media: media.Config{Blobs: mediaStore, MaxUploadBytes: *mf.maxUpload}, OEmbed: oembed.Config{Client: client}}, db, orep)
 	observe(set, "origin", orep, ofol, rel)
 	observeDB(set, db)
 	osrv.SetAccessLog(newAccessLog(alw, "origin"))
-	esrv, erep, err := startEdge(g, gctx, ef, "http://"+*originAddr, nc, fc, set, log)
+	esrv, erep, err := startEdge(g, gctx, ef, "http://"+*originAddr, nc, fc, mediaStore, *mf.maxUpload, set, log)
 	if err != nil {
 		return err
 	}

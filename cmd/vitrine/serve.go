@@ -22,8 +22,11 @@ import (
 	"vitrine/edge/replica"
 	"vitrine/origin"
 	"vitrine/origin/fulfil"
+	"vitrine/origin/media"
+	"vitrine/origin/oembed"
 	"vitrine/origin/store"
 	"vitrine/origin/webhooks"
+	"vitrine/sync/blob"
 	"vitrine/sync/feed"
 	"vitrine/sync/natsembed"
 	"vitrine/sync/relay"
@@ -137,6 +140,7 @@ func runOrigin(ctx context.Context, args []string) error {
 	whAckWait := f.Duration("webhook-ack-wait", "VITRINE_WEBHOOK_ACK_WAIT", 30*time.Second, "how long an event taken by an origin that stopped waits before another origin takes it")
 	platformDomain := f.String("platform-domain", "VITRINE_PLATFORM_DOMAIN", "localhost", "tenants resolve as <slug>.<platform-domain>")
 	pay := f.payments("")
+	mf := f.media("nats")
 	if err := f.Parse(args); err != nil {
 		return err
 	}
@@ -184,7 +188,8 @@ func runOrigin(ctx context.Context, args []string) error {
 		g.Wait()
 		return err
 	}
-	hooks, err := webhookDispatcher(nc, fc, db, key, webhooks.Config{Workers: *whWorkers, PerEndpoint: *whPerEndpoint, Timeout: *whTimeout, AckWait: *whAckWait}, log, set)
+	client := outbound.New(outbound.Config{UserAgent: outboundUserAgent})
+	hooks, err := webhookDispatcher(nc, fc, db, key, webhooks.Config{Workers: *whWorkers, PerEndpoint: *whPerEndpoint, Timeout: *whTimeout, AckWait: *whAckWait}, client, log, set)
 	if err != nil {
 		g.cancel()
 		g.Wait()
@@ -196,7 +201,14 @@ func runOrigin(ctx context.Context, args []string) error {
 		g.Wait()
 		return err
 	}
-	srv := origin.New(origin.Config{Secret: key, EdgeSecrets: edgeSecrets, Logger: log, Metrics: set, LabelQueue: queue, Webhooks: hooks, Payments: payments}, db, rep)
+	mediaStore, err := openMediaStore(gctx, *mf.store, *mf.bucket, nc, c.feed(), true)
+	if err != nil {
+		g.cancel()
+		g.Wait()
+		return fmt.Errorf("media store: %w", err)
+	}
+	srv := origin.New(origin.Config{Secret: key, EdgeSecrets: edgeSecrets, Logger: log, Metrics: set, LabelQueue: queue, Webhooks: hooks, Payments: payments,
+		Media: media.Config{Blobs: mediaStore, MaxUploadBytes: *mf.maxUpload}, OEmbed: oembed.Config{Client: client}}, db, rep)
 	observe(set, "origin", rep, fol, nil)
 	observeDB(set, db)
 	srv.SetAccessLog(newAccessLog(alw, "origin"))
@@ -286,7 +298,9 @@ func parsePrefixes(s string) ([]netip.Prefix, error) {
 	return out, nil
 }
 
-func startEdge(g *group, ctx context.Context, ef edgeFlags, originURL string, nc *nats.Conn, fc feed.Config, set *metrics.Set, log *slog.Logger) (*edge.Server, *replica.Replica, error) {
+// startEdge starts an edge following the stream on nc, forwarding to originURL, serving media
+// files from files (nil: none) and letting uploads of maxUpload bytes through.
+func startEdge(g *group, ctx context.Context, ef edgeFlags, originURL string, nc *nats.Conn, fc feed.Config, files blob.Store, maxUpload int64, set *metrics.Set, log *slog.Logger) (*edge.Server, *replica.Replica, error) {
 	shards, err := parseShards(*ef.shards)
 	if err != nil {
 		return nil, nil, err
@@ -301,7 +315,8 @@ func startEdge(g *group, ctx context.Context, ef edgeFlags, originURL string, nc
 	}
 	srv, err := edge.New(edge.Config{Origin: originURL, EdgeSecret: *ef.edgeSecret, CacheBytes: *ef.cacheBytes,
 		RateLimit: *ef.rateLimit, TrustedProxies: proxies, Logger: log, Metrics: set,
-		StaleAfter: *ef.staleAfter, ForwardTimeout: *ef.forwardTimeout}, rep)
+		StaleAfter: *ef.staleAfter, ForwardTimeout: *ef.forwardTimeout,
+		Blobs: files, MaxUploadBytes: int(media.UploadBodyLimit(maxUpload))}, rep)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -318,6 +333,7 @@ func runEdge(ctx context.Context, args []string) error {
 	originURL := f.String("origin-url", "VITRINE_ORIGIN_URL", "http://127.0.0.1:8081", "origin base URL")
 	ops := f.String("ops-addr", "VITRINE_OPS_ADDR", "127.0.0.1:9093", "address of /metrics, /healthz, /readyz (off to disable)")
 	accessLog := f.accessLog()
+	mf := f.media("nats")
 	if err := f.Parse(args); err != nil {
 		return err
 	}
@@ -337,7 +353,13 @@ func runEdge(ctx context.Context, args []string) error {
 	defer nc.Close()
 	set := metrics.NewSet()
 	g, gctx := newGroup(ctx)
-	srv, _, err := startEdge(g, gctx, ef, *originURL, nc, c.feed(), set, log)
+	files, err := openMediaStore(gctx, *mf.store, *mf.bucket, nc, c.feed(), false)
+	if err != nil {
+		g.cancel()
+		g.Wait()
+		return fmt.Errorf("media store: %w", err)
+	}
+	srv, _, err := startEdge(g, gctx, ef, *originURL, nc, c.feed(), files, *mf.maxUpload, set, log)
 	if err != nil {
 		return err
 	}
@@ -351,14 +373,17 @@ func runEdge(ctx context.Context, args []string) error {
 }
 
 // labelQueue opens the origins' label-batch work queue on JetStream.
-// webhookDispatcher builds the origin's webhook dispatcher, its outbound calls through the one
-// outbound client.
-func webhookDispatcher(nc *nats.Conn, fc feed.Config, db *store.DB, key []byte, cfg webhooks.Config, log *slog.Logger, set *metrics.Set) (*webhooks.Dispatcher, error) {
+// outboundUserAgent is the User-Agent of the process's outbound calls.
+const outboundUserAgent = "vitrine"
+
+// webhookDispatcher builds the origin's webhook dispatcher, its outbound calls through client,
+// the process's one outbound client (decision 19: webhooks, the oEmbed proxy and media uploads
+// by URL share it).
+func webhookDispatcher(nc *nats.Conn, fc feed.Config, db *store.DB, key []byte, cfg webhooks.Config, client *outbound.Client, log *slog.Logger, set *metrics.Set) (*webhooks.Dispatcher, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, err
 	}
-	client := outbound.New(outbound.Config{Timeout: cfg.Timeout, UserAgent: "vitrine-webhooks"})
 	return webhooks.NewDispatcher(cfg, db, js, fc, client, key, log.With("component", "webhooks"), set)
 }
 
