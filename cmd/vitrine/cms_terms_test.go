@@ -29,11 +29,16 @@ type cmsSite struct {
 var cmsRoles = []schema.Role{"", schema.RoleSubscriber, schema.RoleAuthor, schema.RoleEditor, schema.RoleAdministrator}
 
 func newCMSSite(t *testing.T) *cmsSite {
-	s := newSystem(t, systemOptions{})
+	return cmsSiteOn(t, newSystem(t, systemOptions{}), edge.Config{}, schema.RoleSubscriber, schema.RoleAuthor, schema.RoleEditor)
+}
+
+// cmsSiteOn starts s's relay, origin (with s.originConfig) and one edge (ecfg), creates the store
+// "cms" and a user with an application password for each of roles, beside its administrator.
+func cmsSiteOn(t *testing.T, s *system, ecfg edge.Config, roles ...schema.Role) *cmsSite {
 	s.startRelay(relay.Config{})
 	s.startOrigin()
-	e := s.startEdge(edge.Config{})
-	tn, pw := s.tenant("cms")
+	e := s.startEdge(ecfg)
+	tn, pw := s.tenant("cms") // cmsSite.sync waits for the log "cms"
 	c := &cmsSite{s: s, t: t, tn: tn, edge: e.addr, host: "cms.example.test",
 		auth: map[schema.Role]string{"": "", schema.RoleAdministrator: basic("admin", pw)}, users: map[schema.Role]*schema.User{}}
 	ctx := context.Background()
@@ -42,7 +47,7 @@ func newCMSSite(t *testing.T) *cmsSite {
 		t.Fatal(err)
 	}
 	c.users[schema.RoleAdministrator] = admin
-	for _, r := range []schema.Role{schema.RoleSubscriber, schema.RoleAuthor, schema.RoleEditor} {
+	for _, r := range roles {
 		u := &schema.User{Login: string(r) + "1", Email: string(r) + "1@cms.example", DisplayName: "The " + string(r), Role: r}
 		if err := s.db.CreateUser(ctx, tn, u); err != nil {
 			t.Fatal(err)
@@ -123,6 +128,7 @@ func (c *cmsSite) sync(commits []store.LogCommit) {
 func id(m map[string]any) int64 { return int64(m["id"].(float64)) }
 
 func TestCMSTerms(t *testing.T) {
+	t.Parallel() // a system of its own (see system)
 	c := newCMSSite(t)
 	admin, editor := schema.RoleAdministrator, schema.RoleEditor
 

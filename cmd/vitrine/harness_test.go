@@ -30,6 +30,7 @@ import (
 	"vitrine/origin/store/storetest"
 	"vitrine/origin/webhooks"
 	"vitrine/schema"
+	"vitrine/sync/blob"
 	"vitrine/sync/feed"
 	"vitrine/sync/natstest"
 	"vitrine/sync/relay"
@@ -66,7 +67,10 @@ func testLogger(t testing.TB) *slog.Logger {
 }
 
 // system is a whole Vitrine deployment inside a test: a fresh database, an embedded
-// nats-server, an origin, relays (in-process or as processes) and edges.
+// nats-server, an origin, relays (in-process or as processes) and edges. Nothing is shared
+// between systems (databases, NATS servers, ports, directories are each system's own), so tests
+// that start one may run in parallel: the long ones that mostly wait (browsers, clients,
+// multi-step flows) do, two at a time on two cores, while those that measure time do not.
 type system struct {
 	t   *testing.T
 	dsn string
@@ -87,11 +91,28 @@ type system struct {
 	originAddr string
 	// originConfig is the base configuration of origins the system starts.
 	originConfig origin.Config
+	// media is the blob store of media files every origin and edge of the system shares (a
+	// directory, as processes of one machine share), unless their configuration names another.
+	media blob.Store
 	// webhooks, when set, makes every origin the system starts run a webhook dispatcher.
 	webhooks *webhooks.Config
 	// retries counts the store's transaction retries.
 	retries  atomic.Int64
 	replicas []*component // components with a replica, to wait for new tenants
+}
+
+// mediaStore returns the system's shared media blob store, made on first use.
+func (s *system) mediaStore() blob.Store {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.media == nil {
+		fs, err := blob.NewFS(s.t.TempDir())
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		s.media = fs
+	}
+	return s.media
 }
 
 // component is a running part of the system.
@@ -254,6 +275,9 @@ func (s *system) startOrigin() *component {
 	if cfg.Payments == nil {
 		cfg.Payments = testPayments(s.db)
 	}
+	if cfg.Media.Blobs == nil {
+		cfg.Media.Blobs = s.mediaStore()
+	}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		s.t.Fatal(err)
@@ -297,6 +321,9 @@ func (s *system) startEdge(cfg edge.Config) *component {
 		s.originAddr = freeAddr(s.t)
 	}
 	cfg.Origin, cfg.Logger = "http://"+s.originAddr, s.log
+	if cfg.Blobs == nil {
+		cfg.Blobs = s.mediaStore()
+	}
 	if cfg.EdgeSecret == "" {
 		cfg.EdgeSecret = s.edgeSecret
 	}

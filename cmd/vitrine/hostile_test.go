@@ -22,6 +22,7 @@ import (
 // — WordPress's 501 for deleting what has no trash excepted. The requests are drawn from a fixed
 // seed, so a failure repeats.
 func TestHostileInputs(t *testing.T) {
+	t.Parallel() // a system of its own (see system)
 	s := newSystem(t, systemOptions{})
 	s.startRelay(relay.Config{})
 	s.startOrigin()
@@ -110,7 +111,10 @@ func TestHostileInputs(t *testing.T) {
 				}
 				continue
 			}
-			if resp.status >= 400 && !validErrorShape(rt.Interface, resp.body) {
+			// The embed page (a permalink with embed) is a page for people in an iframe: its 404
+			// is WordPress's 404 embed page, in HTML.
+			embedPage := rt.Name == "oembed.page" && resp.status == 404 && strings.HasPrefix(resp.header.Get("Content-Type"), "text/html")
+			if resp.status >= 400 && !validErrorShape(rt.Interface, resp.body) && !embedPage {
 				t.Errorf("%s: %d, not the %v error shape: %.300s", what, resp.status, rt.Interface, resp.body)
 			}
 		}
