@@ -21,6 +21,7 @@ import (
 // rolls it and revokes the new one; the keys the page showed work, and stop working, through the
 // API. An editor is refused the page.
 func TestBrowserAPIKeysPage(t *testing.T) {
+	t.Parallel() // a system of its own (see system)
 	node, e2e, chromium := e2eTools(t, "playwright-core", true)
 	s := newSystem(t, systemOptions{})
 	s.startRelay(relay.Config{})

@@ -23,6 +23,7 @@ import (
 // reached as authz.localhost, a name Chromium resolves to the loopback and treats as a secure
 // context, so the page's Secure cookies work over plain HTTP in the test.
 func TestBrowserAuthorizeApplication(t *testing.T) {
+	t.Parallel() // a system of its own (see system)
 	node, e2e, chromium := e2eTools(t, "playwright-core", true)
 
 	s := newSystem(t, systemOptions{})

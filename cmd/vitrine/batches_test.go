@@ -84,6 +84,7 @@ func (sh *shop) batchStatus(id, key string) batchStatus {
 // its origin stopped half-way and another finishing it; one purchase per order whatever was
 // redelivered; an order that cannot ship fails alone; the labels as one PDF.
 func TestLabelBatch(t *testing.T) {
+	t.Parallel() // a system of its own (see system)
 	s := newSystem(t, systemOptions{workAckWait: time.Second})
 	s.originConfig.Payments = &payment.Test{Ledger: s.db}
 	s.originConfig.Carrier = &slowCarrier{Sim: carrier.Sim{Secret: s.key}, delay: 40 * time.Millisecond}

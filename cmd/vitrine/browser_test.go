@@ -26,6 +26,7 @@ import (
 // (testdata/e2e/storefront.mjs). `make test` installs Chromium and the packages of testdata/e2e; without them the test
 // is skipped with the reason.
 func TestBrowserStorefront(t *testing.T) {
+	t.Parallel() // a system of its own (see system)
 	node, e2e, chromium := e2eTools(t, "playwright-core", true)
 
 	s := newSystem(t, systemOptions{})

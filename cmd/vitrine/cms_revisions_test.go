@@ -156,6 +156,7 @@ var cmsTime = regexp.MustCompile(`"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d"`)
 // listing, paging, reading and deleting revisions, the permission matrix, autosaves of drafts
 // and of published records, concurrent writers, and revisions never reaching an edge.
 func TestCMSRevisions(t *testing.T) {
+	t.Parallel() // a system of its own (see system)
 	c := newRevisionSite(t)
 	admin, editor, author, contrib, sub := schema.RoleAdministrator, schema.RoleEditor, schema.RoleAuthor, schema.RoleContributor, schema.RoleSubscriber
 	uid := func(r schema.Role) float64 { return float64(c.users[r].ID) }

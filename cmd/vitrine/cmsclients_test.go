@@ -23,6 +23,7 @@ import (
 // posts by following rel="next". The store's canonical base is http://localhost:<edge port>, so
 // that the URLs in bodies and Link headers lead back to the edge.
 func TestWordPressClients(t *testing.T) {
+	t.Parallel() // a system of its own (see system)
 	node, e2e, _ := e2eTools(t, "wpapi", false)
 	s := newSystem(t, systemOptions{})
 	s.startRelay(relay.Config{})

@@ -19,6 +19,7 @@ import (
 )
 
 func TestCustomers(t *testing.T) {
+	t.Parallel() // a system of its own (see system)
 	sh := newShop(t)
 	other, _ := sh.s.tenant("other")
 	id := sh.product("Kettle", 3000, 100)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"go/ast"
 	"go/parser"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -23,25 +25,30 @@ type listedPackage struct {
 
 func listPackages(t *testing.T) []listedPackage {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-deps=false", "-json", "vitrine/...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
+	listed.once.Do(func() {
+		// One go list: its JSON carries every package's transitive (non-test) dependencies.
+		listed.out, listed.err = exec.Command("go", "list", "-json", "vitrine/...").Output()
+	})
+	if listed.err != nil {
+		t.Fatalf("go list: %v", listed.err)
 	}
 	var pkgs []listedPackage
-	dec := json.NewDecoder(strings.NewReader(string(out)))
+	dec := json.NewDecoder(bytes.NewReader(listed.out))
 	for dec.More() {
 		var p listedPackage
 		if err := dec.Decode(&p); err != nil {
 			t.Fatal(err)
 		}
-		deps, err := exec.Command("go", "list", "-deps", p.ImportPath).Output()
-		if err != nil {
-			t.Fatalf("go list -deps %s: %v", p.ImportPath, err)
-		}
-		p.Deps = strings.Fields(string(deps))
 		pkgs = append(pkgs, p)
 	}
 	return pkgs
+}
+
+// listed is go list's output, shared by the layout tests of one run.
+var listed struct {
+	once sync.Once
+	out  []byte
+	err  error
 }
 
 // under reports whether an import path is root or inside it.

@@ -100,6 +100,7 @@ func TestFlashSaleBoundaries(t *testing.T) {
 }
 
 func TestReviewsSectionsAndSocialProof(t *testing.T) {
+	t.Parallel() // a system of its own (see system)
 	sh := newShop(t)
 	id := sh.product("Blanket", 5000, 100)
 	var pid schema.ProductID

@@ -210,6 +210,7 @@ type adminReturnBody struct {
 }
 
 func TestPostPurchase(t *testing.T) {
+	t.Parallel() // a system of its own (see system)
 	sh := newShop(t)
 	other, _ := sh.s.tenant("other")
 	ctx := context.Background()

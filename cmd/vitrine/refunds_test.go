@@ -27,6 +27,7 @@ type refundResult struct {
 // replays and reused keys; refusals; 20 concurrent partial refunds that never exceed what was
 // paid; gift cards paid back; order.refunded once per refund.
 func TestRefunds(t *testing.T) {
+	t.Parallel() // a system of its own (see system)
 	sh := newShop(t)
 	writer, _ := sh.newKey(sh.host, sh.auth, `{"name":"erp","scopes":["write_orders"]}`)
 	reader, _ := sh.newKey(sh.host, sh.auth, `{"name":"reports","scopes":["read_orders"]}`)

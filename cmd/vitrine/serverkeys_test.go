@@ -34,6 +34,7 @@ func (sh *shop) newKey(host, auth, body string) (string, string) {
 // of the spec, word for word and in its order; scopes; store binding; last use; and no key
 // material anywhere but the creation's answer.
 func TestServerKeys(t *testing.T) {
+	t.Parallel() // a system of its own (see system)
 	sh := newShop(t)
 	_, otherPW := sh.s.tenant("other")
 	kettle := sh.product("Kettle", 3000, 100)

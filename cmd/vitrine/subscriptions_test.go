@@ -24,6 +24,7 @@ import (
 // one subscription.cancelled each; another customer neither sees nor cancels it; a plan's count
 // completes it.
 func TestSubscriptions(t *testing.T) {
+	t.Parallel() // a system of its own (see system)
 	retries := []time.Duration{time.Second, 3 * time.Second, 5 * time.Second}
 	schedule := subscriptions.Schedule{Retries: retries, Lease: time.Minute}
 	sh := newShopWith(t, func(s *system) { s.originConfig.Renewals = schedule })

@@ -32,6 +32,7 @@ type labelsAnswer struct {
 // ten times at once, one single label and a label batch for the rest, every parcel delivered, a
 // partial refund with restock; order.shipped, order.delivered and order.refunded once per order.
 func TestWarehouseDay(t *testing.T) {
+	t.Parallel() // a system of its own (see system)
 	sh := newShop(t)
 	reader, _ := sh.newKey(sh.host, sh.auth, `{"name":"warehouse","scopes":["read_orders"]}`)
 	writer, _ := sh.newKey(sh.host, sh.auth, `{"name":"shipping","scopes":["write_orders"]}`)

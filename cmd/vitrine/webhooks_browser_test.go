@@ -61,6 +61,7 @@ type webhooksPageRun struct {
 // disables and enables the endpoint, rotates its secret and deletes it; a form without its CSRF
 // token changes nothing. An editor is refused the page.
 func TestBrowserWebhooksPage(t *testing.T) {
+	t.Parallel() // a system of its own (see system)
 	node, e2e, chromium := e2eTools(t, "playwright-core", true)
 	s := newSystem(t, systemOptions{})
 	fastWebhooks(s)
