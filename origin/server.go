@@ -268,13 +268,14 @@ func (s *Server) HTTPServer() *fasthttp.Server {
 	}
 }
 
-// uploadLimits lets a POST to the upload route (media.UploadTarget) carry a file of
+// uploadLimits lets a POST to the upload route (pipeline.UploadTarget) carry a file of
 // Media.MaxUploadBytes, read within two minutes; every other request keeps MaxBodyBytes and the
 // server's read timeout. The body is still read whole before the handler runs.
 func (s *Server) uploadLimits() func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
 	upload := fasthttp.RequestConfig{MaxRequestBodySize: int(media.UploadBodyLimit(s.cfg.Media.MaxUploadBytes)), ReadTimeout: 2 * time.Minute}
+	uploads := pipeline.UploadPaths()
 	return func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
-		if h.IsPost() && media.UploadTarget(h.RequestURI()) {
+		if h.IsPost() && pipeline.UploadTarget(h.RequestURI(), uploads) {
 			return upload
 		}
 		return fasthttp.RequestConfig{}

@@ -17,6 +17,33 @@ import (
 	"vitrine/sync/relay"
 )
 
+// localhostSite creates a store whose canonical base is base (an edge's http://localhost:<port>,
+// so that URLs in bodies and Link headers lead back to it) with an editor, "editor", and returns
+// the editor's application password once every replica serves the store.
+func (s *system) localhostSite(t *testing.T, slug, name, base string) string {
+	t.Helper()
+	ctx := context.Background()
+	tn := &schema.Tenant{Slug: slug, Name: name, BaseURL: base, Timezone: "UTC", Currencies: []string{"USD"}, Domains: []string{"localhost"}}
+	if err := s.db.CreateTenant(ctx, tn); err != nil {
+		t.Fatal(err)
+	}
+	u := &schema.User{Login: "editor", Email: "editor@" + slug + ".example", Role: schema.RoleEditor, DisplayName: "Edith"}
+	if err := s.db.CreateUser(ctx, tn, u); err != nil {
+		t.Fatal(err)
+	}
+	pw := schema.NewAppPassword()
+	if _, err := s.db.CreateAppPassword(ctx, tn, u.ID, "clients", schema.HashAppPassword(s.key, pw)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range s.replicas {
+		waitFor(t, 10*time.Second, c.name+" to serve "+slug, func() bool {
+			r := c.rep.TenantBySlug(slug)
+			return r != nil && r.Ready()
+		})
+	}
+	return pw
+}
+
 // TestWordPressClients runs real WordPress REST clients (testdata/e2e/cms-clients.mjs) against an edge:
 // the npm wpapi client discovers the API from the site URL and lists, creates, updates, trashes
 // and deletes posts with an application password; @wordpress/api-fetch fetches every page of
@@ -31,25 +58,8 @@ func TestWordPressClients(t *testing.T) {
 	e := s.startEdge(edge.Config{})
 	_, port, _ := net.SplitHostPort(e.addr)
 	base := "http://localhost:" + port
+	pw := s.localhostSite(t, "blog", "The Blog", base)
 	ctx := context.Background()
-	tn := &schema.Tenant{Slug: "blog", Name: "The Blog", BaseURL: base, Timezone: "UTC", Currencies: []string{"USD"}, Domains: []string{"localhost"}}
-	if err := s.db.CreateTenant(ctx, tn); err != nil {
-		t.Fatal(err)
-	}
-	u := &schema.User{Login: "editor", Email: "editor@blog.example", Role: schema.RoleEditor, DisplayName: "Edith"}
-	if err := s.db.CreateUser(ctx, tn, u); err != nil {
-		t.Fatal(err)
-	}
-	pw := schema.NewAppPassword()
-	if _, err := s.db.CreateAppPassword(ctx, tn, u.ID, "clients", schema.HashAppPassword(s.key, pw)); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range s.replicas {
-		waitFor(t, 10*time.Second, c.name+" to serve blog", func() bool {
-			r := c.rep.TenantBySlug("blog")
-			return r != nil && r.Ready()
-		})
-	}
 	// 120 published posts, in batches of 25: more than one page of 100.
 	auth := basic("editor", pw)
 	for b := 0; b < 5; b++ {

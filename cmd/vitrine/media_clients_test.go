@@ -55,25 +55,8 @@ func TestMediaClientsAndEmbeds(t *testing.T) {
 	e2 := s.startEdge(edge.Config{Blobs: files})
 	_, port, _ := net.SplitHostPort(e1.addr)
 	base := "http://localhost:" + port
+	pw := s.localhostSite(t, "harbour", "Harbour Journal", base)
 	ctx := context.Background()
-	tn := &schema.Tenant{Slug: "harbour", Name: "Harbour Journal", BaseURL: base, Timezone: "UTC", Currencies: []string{"USD"}, Domains: []string{"localhost"}}
-	if err := s.db.CreateTenant(ctx, tn); err != nil {
-		t.Fatal(err)
-	}
-	u := &schema.User{Login: "editor", Email: "editor@harbour.example", Role: schema.RoleEditor, DisplayName: "Edith"}
-	if err := s.db.CreateUser(ctx, tn, u); err != nil {
-		t.Fatal(err)
-	}
-	pw := schema.NewAppPassword()
-	if _, err := s.db.CreateAppPassword(ctx, tn, u.ID, "clients", schema.HashAppPassword(s.key, pw)); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range s.replicas {
-		waitFor(t, 10*time.Second, c.name+" to serve harbour", func() bool {
-			r := c.rep.TenantBySlug("harbour")
-			return r != nil && r.Ready()
-		})
-	}
 
 	// A 1600×1200 photograph-like JPEG: gradients, so that a resize that went wrong shows.
 	img := image.NewRGBA(image.Rect(0, 0, 1600, 1200))

@@ -106,28 +106,6 @@ func TestMatchesFile(t *testing.T) {
 	}
 }
 
-func TestUploadTarget(t *testing.T) {
-	for _, tc := range []struct {
-		uri  string
-		want bool
-	}{
-		{"/index.php?rest_route=/cms/v2/media", true},
-		{"/?rest_route=%2Fcms%2Fv2%2Fmedia%2F", true},
-		{"/index.php?_envelope=1&rest_route=/CMS/v2/Media", true},
-		{"http://shop.example/index.php?rest_route=/cms/v2/media", true},
-		{"/index.php?rest_route=/cms/v2/media/5", false},
-		{"/index.php?rest_route=/cms/v2/posts", false},
-		{"/index.php?rest_route=/cms/v2/posts&rest_route=/cms/v2/media", false},
-		{"/api/products?rest_route=/cms/v2/media", false},
-		{"/index.php", false},
-		{"http://shop.example", false},
-	} {
-		if got := UploadTarget([]byte(tc.uri)); got != tc.want {
-			t.Errorf("UploadTarget(%q) = %v, want %v", tc.uri, got, tc.want)
-		}
-	}
-}
-
 func formBody(t testing.TB, parts [][3]string) ([]byte, string) {
 	var b bytes.Buffer
 	w := multipart.NewWriter(&b)
