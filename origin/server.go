@@ -180,7 +180,7 @@ func New(cfg Config, db *store.DB, rep *replica.Replica) *Server {
 	s.authFailures = cfg.Metrics.NewCounter(`vitrine_origin_auth_failures_total`)
 	s.front = &pipeline.Front{Tenants: rep, IDs: s.ids, HTTP: s.http, Health: s.health, Tail: s.tail,
 		Floor:  &pipeline.ReadFloor{Wait: cfg.FloorWait, Behind: "The origin has not applied the requested version yet; retry shortly"},
-		Nested: func(ctx *fasthttp.RequestCtx) bool { return ctx.UserValue(batchItemKey) != nil }}
+		Nested: func(ctx *fasthttp.RequestCtx) bool { return ctx.UserValue(batchItemKey) != nil || actingUser(ctx) != nil }}
 	s.handlers = handler.NewTable(schema.Routes)
 	s.validators = map[string]validator{}
 	s.batchHandlers()
@@ -316,7 +316,12 @@ func (s *Server) tail(ctx *fasthttp.RequestCtx, fr pipeline.Request) {
 	var err error
 	// A server-key route takes no staff credential: whatever its Authorization holds is the
 	// key check's to refuse ("API key required"), not a bad application password.
-	if iface != schema.Commerce || !s.keyRoute(ctx, fr.Route) {
+	switch {
+	case fr.Nested && actingUser(ctx) != nil:
+		user = actingUser(ctx) // an agent session's call (actas.go), made in-process
+	case iface == schema.CMS && bytes.HasPrefix(fr.Route, []byte("/agent/v1/")) && bearer(ctx):
+		// An agent session token: the agent routes authenticate it themselves (origin/agents).
+	case iface != schema.Commerce || !s.keyRoute(ctx, fr.Route):
 		user, err = s.authenticate(ctx, iface, info)
 	}
 	if err != nil {
@@ -361,6 +366,12 @@ func (s *Server) tail(ctx *fasthttp.RequestCtx, fr pipeline.Request) {
 		// After the handler, as WordPress's rest_post_dispatch (allow.go).
 		s.setAllow(ctx, rq, rq.Route)
 	}
+}
+
+// bearer reports whether the request's Authorization is a Bearer credential.
+func bearer(ctx *fasthttp.RequestCtx) bool {
+	scheme, _, _ := bytes.Cut(bytes.TrimSpace(ctx.Request.Header.Peek(fasthttp.HeaderAuthorization)), []byte{' '})
+	return bytes.EqualFold(scheme, []byte("Bearer"))
 }
 
 // keyRoute reports whether a commerce request is for a server-key route.

@@ -47,6 +47,9 @@ func CMSRouteKey(path string) string {
 		if !ok {
 			pat = `[^/]+`
 		}
+		if jc, ok := JoinedCaptureOf(path[i : j+1]); ok {
+			name, pat = jc.Name, jc.Pattern
+		}
 		b.WriteString(path[:i])
 		b.WriteString("(?P<" + name + ">" + pat + ")")
 		path = path[j+1:]
@@ -79,10 +82,10 @@ type routeDesc struct {
 }
 
 type endpointDesc struct {
-	name    string
-	methods []string
-	batch   bool
-	args    []Arg
+	name           string
+	methods        []string
+	batch, noBatch bool
+	args           []Arg
 }
 
 type discovery struct {
@@ -109,7 +112,7 @@ func buildDiscovery(routes []Route) *discovery {
 		rd := byPath[r.Path]
 		if rd == nil {
 			rd = &routeDesc{path: r.Path, key: CMSRouteKey(r.Path), namespace: CMSNamespaceOf(r.Path),
-				segments: strings.Split(strings.TrimPrefix(r.Path, "/"), "/")}
+				segments: expandJoined(strings.Split(strings.TrimPrefix(r.Path, "/"), "/"))}
 			byPath[r.Path] = rd
 			order = append(order, rd)
 		}
@@ -121,7 +124,7 @@ func buildDiscovery(routes []Route) *discovery {
 			}
 		}
 		if ep == nil {
-			rd.endpoints = append(rd.endpoints, endpointDesc{name: r.Name, batch: r.Batch, args: endpointArgs(r)})
+			rd.endpoints = append(rd.endpoints, endpointDesc{name: r.Name, batch: r.Batch, noBatch: r.NoBatch, args: endpointArgs(r)})
 			ep = &rd.endpoints[len(rd.endpoints)-1]
 		}
 		ep.methods = append(ep.methods, r.Method)
@@ -161,6 +164,10 @@ func endpointArgs(r *Route) []Arg {
 	var out []Arg
 	for _, seg := range strings.Split(r.Path, "/") {
 		if !strings.HasPrefix(seg, "{") || !strings.HasSuffix(seg, "}") {
+			continue
+		}
+		if jc, ok := JoinedCaptureOf(seg); ok {
+			out = append(out, Arg{Name: jc.Name, Type: ArgString, Description: jc.Description})
 			continue
 		}
 		name := seg[1 : len(seg)-1]
@@ -326,8 +333,11 @@ func (rd *routeDesc) entry(site Site) jsonObject {
 	for i := range rd.endpoints {
 		ep := &rd.endpoints[i]
 		e := jsonObject{{"methods", ep.methods}}
-		if ep.batch {
+		switch {
+		case ep.batch:
 			e = append(e, jsonMember{"allow_batch", map[string]bool{"v1": true}})
+		case ep.noBatch:
+			e = append(e, jsonMember{"allow_batch", map[string]bool{"v1": false}})
 		}
 		args := make(jsonObject, 0, len(ep.args))
 		for j := range ep.args {
@@ -432,6 +442,7 @@ func CMSRouteDescription(base, path string) []byte {
 	if len(path) > 1 {
 		path = strings.TrimSuffix(path, "/")
 	}
+	path = CollapseTemplateID(path)
 	segs := strings.Split(strings.TrimPrefix(path, "/"), "/")
 	for _, rd := range cmsDiscovery().routes {
 		if rd.matches(path, segs) {
@@ -446,6 +457,20 @@ func CMSRouteDescription(base, path string) []byte {
 		}
 	}
 	return []byte("[]")
+}
+
+// expandJoined replaces each joined capture segment ("{id*}") by two capture segments, as the
+// router matches them.
+func expandJoined(segs []string) []string {
+	out := make([]string, 0, len(segs))
+	for _, s := range segs {
+		if _, ok := JoinedCaptureOf(s); ok {
+			out = append(out, "{*}", "{*}") // any non-empty segment
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 func (rd *routeDesc) matches(path string, segs []string) bool {

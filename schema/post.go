@@ -64,6 +64,9 @@ type Post struct {
 	// Attachment holds the file facts of an attachment (type attachment), nil for other types
 	// (attachment.go).
 	Attachment *Attachment `json:"attachment,omitempty"`
+	// Design holds the theme, area and kind of a template, template part or global styles record
+	// (design.go), nil for other types.
+	Design *Design `json:"design,omitempty"`
 	// Embeds are the embeds of the content's bare URLs (autoembed.go): URL → the sanitised html
 	// the origin resolved when the content was written. A URL missing here renders as a link.
 	Embeds map[string]string `json:"embeds,omitempty"`

@@ -79,6 +79,12 @@ var PostTypes = []*PostType{
 	// deleted only with force=true; created with upload_files (routes_media.go).
 	{Name: TypeAttachment, RestBase: "media", PublicRead: true, Caps: postCaps, OwnRoutes: true,
 		DefaultPerPage: CMSDefaultPerPage, DefaultOrder: "desc", DefaultOrderBy: "date"},
+	// The site design (design.go, routes_design.go): templates and template parts addressed by
+	// string ids (theme//slug), global styles by integer id. Never public; read with edit_posts,
+	// written with edit_theme_options; revisions by the posts' rules.
+	{Name: TypeTemplate, RestBase: "templates", Revisions: true, Autosaves: true, Caps: themeCaps, OwnRoutes: true},
+	{Name: TypeTemplatePart, RestBase: "template-parts", Revisions: true, Autosaves: true, Caps: themeCaps, OwnRoutes: true},
+	{Name: TypeGlobalStyles, RestBase: "global-styles", Revisions: true, Caps: themeCaps, OwnRoutes: true},
 }
 
 // TypeAttachment is the stored post type of media records (their status is StatusInherit).

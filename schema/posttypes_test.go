@@ -49,6 +49,9 @@ func TestRenderPostTypes(t *testing.T) {
 
 func TestPostTypeRoutes(t *testing.T) {
 	for _, pt := range schema.PostTypes {
+		if designType(pt) {
+			continue // templates, parts, global styles: routes_design.go, tested in design_test.go
+		}
 		for _, suffix := range []string{".list", ".create", ".get", ".update", ".delete"} {
 			r := schema.RouteByName("cms." + pt.RestBase + suffix)
 			if r == nil {
@@ -75,4 +78,14 @@ func TestPostTypeRoutes(t *testing.T) {
 	if !(&schema.Post{Type: "page", Status: schema.StatusPublish}).Public() || (&schema.Post{Type: "cms_block", Status: schema.StatusPublish}).Public() {
 		t.Errorf("Public: pages are public when published, blocks never")
 	}
+}
+
+// designType reports whether pt is a site design type (templates, parts, global styles), whose
+// routes are routes_design.go's rather than the generic post routes.
+func designType(pt *schema.PostType) bool {
+	switch pt.Name {
+	case schema.TypeTemplate, schema.TypeTemplatePart, schema.TypeGlobalStyles:
+		return true
+	}
+	return false
 }

@@ -134,6 +134,9 @@ func TestRenderRevision(t *testing.T) {
 // only the autosaves; none is batch-capable, and every one is answered by the origin.
 func TestRevisionRoutes(t *testing.T) {
 	for _, pt := range schema.PostTypes {
+		if designType(pt) {
+			continue // templates, parts, global styles: routes_design.go, tested in design_test.go
+		}
 		for _, tc := range []struct {
 			suffix, method, path string
 			has                  bool
@@ -178,6 +181,9 @@ func TestRevisionRoutes(t *testing.T) {
 func TestRevisionSchemaMatchesRender(t *testing.T) {
 	site := schema.Site{Base: "https://shop.example"}
 	for _, pt := range schema.PostTypes {
+		if designType(pt) {
+			continue // templates, parts, global styles: routes_design.go, tested in design_test.go
+		}
 		for _, tc := range []struct {
 			path          string
 			has, autosave bool

@@ -105,8 +105,10 @@ type Route struct {
 	// Scope is the one scope a server key needs for an AuthKey route.
 	Scope Scope
 	Args  []Arg
-	// Batch marks CMS routes that may be called from /batch/v1.
-	Batch bool
+	// Batch marks CMS routes that may be called from /batch/v1; NoBatch marks those the index
+	// explicitly flags as not batch-capable (allow_batch {"v1": false}). A route with neither
+	// carries no flag, and is not batch-capable either.
+	Batch, NoBatch bool
 }
 
 // Pagination bounds of the commerce storefront lists.
@@ -343,7 +345,7 @@ var Routes = append([]Route{
 	// postTypeRoutes (posttypes.go), appended after this literal.
 	// CMS batch: up to 25 requests to batch-capable routes, run by the origin (origin/batch.go).
 	{Name: "cms.batch", Method: "POST", Interface: CMS, Path: "/batch/v1", Server: AtOrigin},
-}, append(append(append(postTypeRoutes(), mediaRoutes()...), peopleRoutes()...), append(menuRoutes(), oembedRoutes()...)...)...) // media: routes_media.go; terms, users, application passwords: routes_people.go; menus: routes_menus.go; oEmbed: routes_oembed.go
+}, append(append(append(postTypeRoutes(), mediaRoutes()...), peopleRoutes()...), append(append(menuRoutes(), oembedRoutes()...), append(designRoutes(), agentRoutes()...)...)...)...) // media: routes_media.go; terms, users, application passwords: routes_people.go; menus: routes_menus.go; oEmbed: routes_oembed.go; site design, abilities, agents, site health: routes_design.go
 
 // RouteByName returns the first route with the name, or nil.
 func RouteByName(name string) *Route {

@@ -39,7 +39,9 @@ type Tenant struct {
 	Currencies []string `json:"currencies"`
 	// RateLimit is the requests per minute each client address may make to the store's public
 	// routes on an edge; 0 uses the edge's default.
-	RateLimit int       `json:"rate_limit,omitempty"`
+	RateLimit int `json:"rate_limit,omitempty"`
+	// Theme is the stylesheet of the store's active block theme (theme.go); "" is DefaultTheme.
+	Theme     string    `json:"theme,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 	Version   int64     `json:"version"`

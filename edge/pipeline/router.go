@@ -46,20 +46,48 @@ func NewRouter(routes []schema.Route, handler func(r *schema.Route) Handler) *Ro
 	for i := range routes {
 		r := &routes[i]
 		rt.at[r] = schema.RoutesAt(routes, r)
-		path := r.Path
+		path, joined := r.Path, joinedOf(r.Path)
 		if r.Interface == schema.CMS {
-			// WordPress captures ids with [\d]+: anything else is not the route.
+			// WordPress captures ids with [\d]+: anything else is not the route. A joined
+			// capture (a template id, an ability name) is matched as two segments.
 			path = strings.NewReplacer("{id}", "{id:[0-9]+}", "{parent}", "{parent:[0-9]+}").Replace(path)
+			for _, jc := range joined {
+				path = strings.Replace(path, "{"+jc.Name+"*}", "{"+jc.Name+"__1}/{"+jc.Name+"__2:"+jc.SlugPattern+"}", 1)
+			}
 		}
-		rt.index[r.Interface].Handle(r.Method, path, func(ctx *fasthttp.RequestCtx) { ctx.SetUserValue(matchedKey, r) })
+		rt.index[r.Interface].Handle(r.Method, path, func(ctx *fasthttp.RequestCtx) {
+			joinCaptures(ctx, joined)
+			ctx.SetUserValue(matchedKey, r)
+		})
 		h := handler(r)
 		if h == nil {
 			continue
 		}
-		rt.trees[r.Interface].Handle(r.Method, path, func(ctx *fasthttp.RequestCtx) { h(ctx, r) })
+		rt.trees[r.Interface].Handle(r.Method, path, func(ctx *fasthttp.RequestCtx) {
+			joinCaptures(ctx, joined)
+			h(ctx, r)
+		})
 		rt.methods[r.Interface][r.Method] = true
 	}
 	return rt
+}
+
+// joinedOf returns the joined captures of a route path (schema.JoinedCapture).
+func joinedOf(path string) []schema.JoinedCapture {
+	var out []schema.JoinedCapture
+	for _, seg := range strings.Split(path, "/") {
+		if jc, ok := schema.JoinedCaptureOf(seg); ok {
+			out = append(out, jc)
+		}
+	}
+	return out
+}
+
+// joinCaptures sets each joined capture's parameter from its two matched segments.
+func joinCaptures(ctx *fasthttp.RequestCtx, joined []schema.JoinedCapture) {
+	for _, jc := range joined {
+		ctx.SetUserValue(jc.Name, Param(ctx, jc.Name+"__1")+jc.Sep+Param(ctx, jc.Name+"__2"))
+	}
 }
 
 // At returns the routes at r's path (schema.RoutesAt over the router's table), served here or
@@ -73,9 +101,10 @@ func (rt *Router) Match(ctx *fasthttp.RequestCtx, iface schema.Interface, method
 	if method == "HEAD" {
 		method = "GET"
 	}
-	h, _ := rt.index[iface].Lookup(method, string(path), ctx)
+	p := cmsPath(iface, path)
+	h, _ := rt.index[iface].Lookup(method, p, ctx)
 	if h == nil && iface == schema.CMS && hasUpper(path) {
-		h, _ = rt.index[iface].Lookup(method, strings.ToLower(string(path)), ctx)
+		h, _ = rt.index[iface].Lookup(method, strings.ToLower(p), ctx)
 	}
 	if h == nil {
 		return nil
@@ -115,12 +144,22 @@ func (rt *Router) Lookup(ctx *fasthttp.RequestCtx, iface schema.Interface, metho
 	if m == "HEAD" {
 		m = "GET"
 	}
-	h, _ := rt.trees[iface].Lookup(m, string(path), ctx)
+	p := cmsPath(iface, path)
+	h, _ := rt.trees[iface].Lookup(m, p, ctx)
 	if h == nil && iface == schema.CMS && hasUpper(path) {
 		// WordPress matches routes case-insensitively (/CMS/V2/Posts is /cms/v2/posts).
-		h, _ = rt.trees[iface].Lookup(m, strings.ToLower(string(path)), ctx)
+		h, _ = rt.trees[iface].Lookup(m, strings.ToLower(p), ctx)
 	}
 	return h
+}
+
+// cmsPath is the path the trees match: a CMS template id written theme//slug becomes
+// theme/slug (schema.CollapseTemplateID).
+func cmsPath(iface schema.Interface, path []byte) string {
+	if iface == schema.CMS {
+		return schema.CollapseTemplateID(string(path))
+	}
+	return string(path)
 }
 
 func hasUpper(b []byte) bool {
@@ -140,7 +179,7 @@ func (rt *Router) Allowed(iface schema.Interface, path []byte) []string {
 		if !rt.methods[iface][m] {
 			continue
 		}
-		if h, _ := rt.trees[iface].Lookup(m, string(path), &probe); h != nil {
+		if h, _ := rt.trees[iface].Lookup(m, cmsPath(iface, path), &probe); h != nil {
 			out = append(out, m)
 		}
 	}
@@ -153,7 +192,7 @@ func (rt *Router) AllowedAny(iface schema.Interface, path []byte) []string {
 	var out []string
 	var probe fasthttp.RequestCtx
 	for _, m := range routeMethods {
-		if h, _ := rt.index[iface].Lookup(m, string(path), &probe); h != nil {
+		if h, _ := rt.index[iface].Lookup(m, cmsPath(iface, path), &probe); h != nil {
 			out = append(out, m)
 		}
 	}

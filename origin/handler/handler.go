@@ -87,3 +87,27 @@ func (t *Table) Bind(name string, h Func) {
 // Func returns the handler bound to r's name (nil when none is). It is for construction: the
 // router keeps each route's handler, nothing is looked up by name at request time.
 func (t *Table) Func(r *schema.Route) Func { return t.funcs[r.Name] }
+
+// Call is one request a capability makes through the origin's whole pipeline, in-process, as a
+// user (the abilities of agent sessions): Target is a commerce URL path or a CMS rest route,
+// either with its query ("/cms/v2/posts?status=draft").
+type Call struct {
+	Iface  schema.Interface
+	Method string
+	Target string
+	Body   []byte
+	// IdempotencyKey is sent as the Idempotency-Key header when set.
+	IdempotencyKey string
+}
+
+// CallResult is what a Call was answered: status, body and the headers a caller may need.
+type CallResult struct {
+	Status int
+	Body   []byte
+	Header map[string]string
+}
+
+// Dispatcher runs a Call as user, with the outer request's tenant and client address; the
+// origin provides it (origin.Server.ActAs), so a call passes every check the route makes when
+// called over HTTP and can never do more than user.
+type Dispatcher func(outer *fasthttp.RequestCtx, user *schema.User, c Call) CallResult

@@ -295,7 +295,7 @@ func (tx *Tx) followParent(ctx context.Context, t *schema.Tenant, old, p *schema
 			return err
 		}
 		if _, err := tx.pg.Exec(ctx, `UPDATE posts SET parent = $3, extra = $4, version = $5 WHERE tenant_id = $1 AND id = $2`,
-			t.ID, int64(n.ID), int64(n.Parent), jsonb(postExtra{n.PatternCategories, n.MenuItem, n.Attachment}), n.Version); err != nil {
+			t.ID, int64(n.ID), int64(n.Parent), jsonb(postExtra{n.PatternCategories, n.MenuItem, n.Attachment, n.Design}), n.Version); err != nil {
 			return err
 		}
 	}

@@ -44,6 +44,7 @@ type postExtra struct {
 	PatternCategories []schema.TermID    `json:"pattern_categories,omitempty"`
 	MenuItem          *schema.MenuItem   `json:"menu_item,omitempty"`
 	Attachment        *schema.Attachment `json:"attachment,omitempty"` // media.go
+	Design            *schema.Design     `json:"design,omitempty"`     // templates, parts, global styles
 }
 
 // postExtraEmbeds is the extra column of a post or page: postExtra's fields and the embeds of
@@ -72,7 +73,7 @@ func scanPost(row pgx.Row) (*schema.Post, error) {
 	if err := json.Unmarshal(extra, &x); err != nil {
 		return nil, err
 	}
-	p.PatternCategories, p.MenuItem, p.Attachment = x.PatternCategories, x.MenuItem, x.Attachment
+	p.PatternCategories, p.MenuItem, p.Attachment, p.Design = x.PatternCategories, x.MenuItem, x.Attachment, x.Design
 	p.Embeds = x.Embeds
 	p.Status = schema.PostStatus(status)
 	if err := json.Unmarshal(meta, &p.Meta); err != nil {
@@ -168,7 +169,7 @@ func (tx *Tx) CreatePost(ctx context.Context, t *schema.Tenant, p *schema.Post) 
 		t.ID, int64(p.ID), p.Type, p.Slug, string(p.Status), p.Password, p.Title, p.Content, p.Excerpt, int64(p.Author),
 		int64(p.FeaturedMedia), p.CommentStatus, p.PingStatus, p.Format, jsonb(p.Meta), p.Sticky, p.Template,
 		termInts(p.Categories), termInts(p.Tags), p.DateGMT, p.DateFloating, p.ModifiedGMT, p.Version,
-		int64(p.Parent), int64(p.MenuOrder), jsonb(postExtraEmbeds{postExtra{p.PatternCategories, p.MenuItem, p.Attachment}, p.Embeds}), int64(p.RevisionCount), int64(p.LatestRevision))
+		int64(p.Parent), int64(p.MenuOrder), jsonb(postExtraEmbeds{postExtra{p.PatternCategories, p.MenuItem, p.Attachment, p.Design}, p.Embeds}), int64(p.RevisionCount), int64(p.LatestRevision))
 	return err
 }
 
@@ -190,7 +191,7 @@ func (tx *Tx) UpdatePost(ctx context.Context, t *schema.Tenant, old, p *schema.P
 		t.ID, int64(p.ID), p.Slug, string(p.Status), p.Password, p.Title, p.Content, p.Excerpt, int64(p.Author),
 		int64(p.FeaturedMedia), p.CommentStatus, p.PingStatus, p.Format, jsonb(p.Meta), p.Sticky, p.Template,
 		termInts(p.Categories), termInts(p.Tags), p.DateGMT, p.DateFloating, p.ModifiedGMT, p.Version,
-		int64(p.Parent), int64(p.MenuOrder), jsonb(postExtraEmbeds{postExtra{p.PatternCategories, p.MenuItem, p.Attachment}, p.Embeds}), int64(p.RevisionCount), int64(p.LatestRevision))
+		int64(p.Parent), int64(p.MenuOrder), jsonb(postExtraEmbeds{postExtra{p.PatternCategories, p.MenuItem, p.Attachment, p.Design}, p.Embeds}), int64(p.RevisionCount), int64(p.LatestRevision))
 	return err
 }
 
