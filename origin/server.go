@@ -179,8 +179,10 @@ func New(cfg Config, db *store.DB, rep *replica.Replica) *Server {
 		WriteWaitTimeouts: cfg.Metrics.NewCounter(`vitrine_origin_write_wait_timeouts_total`)}
 	s.authFailures = cfg.Metrics.NewCounter(`vitrine_origin_auth_failures_total`)
 	s.front = &pipeline.Front{Tenants: rep, IDs: s.ids, HTTP: s.http, Health: s.health, Tail: s.tail,
-		Floor:  &pipeline.ReadFloor{Wait: cfg.FloorWait, Behind: "The origin has not applied the requested version yet; retry shortly"},
-		Nested: func(ctx *fasthttp.RequestCtx) bool { return ctx.UserValue(batchItemKey) != nil || actingUser(ctx) != nil }}
+		Floor: &pipeline.ReadFloor{Wait: cfg.FloorWait, Behind: "The origin has not applied the requested version yet; retry shortly"},
+		Nested: func(ctx *fasthttp.RequestCtx) bool {
+			return ctx.UserValue(batchItemKey) != nil || actingUser(ctx) != nil
+		}}
 	s.handlers = handler.NewTable(schema.Routes)
 	s.validators = map[string]validator{}
 	s.batchHandlers()

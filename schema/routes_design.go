@@ -122,4 +122,3 @@ func agentRoutes() []Route {
 // SiteHealthTests are the tests of the site health namespace, each at
 // /cms-site-health/v1/tests/{test}.
 var SiteHealthTests = []string{"database", "nats", "replica-lag", "outbound-http", "authorization-header"}
-
