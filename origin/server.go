@@ -190,6 +190,8 @@ func New(cfg Config, db *store.DB, rep *replica.Replica) *Server {
 	s.cmsHandlers()
 	s.termHandlers()     // CMS categories and tags (terms.go)
 	s.menuHandlers()     // CMS navigation menus and menu locations (menus.go)
+	s.templateHandlers() // CMS templates and template parts (templates.go)
+	s.designHandlers()   // CMS global styles and themes (globalstyles.go, themes.go)
 	s.settingsHandlers() // store settings pages (settings.go)
 	s.userHandlers()     // CMS users and application passwords (users_cms.go, apppasswords.go)
 	s.cartHandlers()
