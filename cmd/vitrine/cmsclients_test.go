@@ -86,6 +86,8 @@ func TestWordPressClients(t *testing.T) {
 		UpdatedTitle, TrashedStatus      string
 		Deleted                          bool
 		ApiFetchAll, ApiFetchDistinct    int
+		TemplateID, TemplateSource       string
+		HeaderParts, ApiFetchTemplate    string
 		Error, ErrorBody                 string
 	}
 	if jerr := json.Unmarshal([]byte(strings.TrimSpace(string(out))), &got); jerr != nil {
@@ -98,5 +100,9 @@ func TestWordPressClients(t *testing.T) {
 	if got.WpapiListed != 5 || got.WpapiTotal != 120 || got.Created == 0 || got.UpdatedTitle != "From wpapi, renamed" ||
 		got.TrashedStatus != "trash" || !got.Deleted || got.ApiFetchAll != 120 || got.ApiFetchDistinct != 120 {
 		t.Fatalf("clients saw %+v", got)
+	}
+	if got.TemplateID != "vitrine-blocks//single" || got.TemplateSource != "theme" || got.HeaderParts != "vitrine-blocks//header" ||
+		got.ApiFetchTemplate != "vitrine-blocks//home" {
+		t.Fatalf("templates through the clients: %+v", got)
 	}
 }

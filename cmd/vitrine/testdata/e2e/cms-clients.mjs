@@ -1,7 +1,7 @@
 // Real WordPress REST clients against a running Vitrine edge: the npm `wpapi` client (1.2.2)
 // discovers the API from the site URL, then lists, creates, updates and deletes posts through
 // namespace('cms/v2') with an application password; `@wordpress/api-fetch` fetches every page of
-// posts by following rel="next". Environment: SITE_URL (the store's canonical base, answered by
+// posts by following rel="next"; both read templates by their string ids (theme//slug). Environment: SITE_URL (the store's canonical base, answered by
 // the edge), CMS_USER, CMS_PASSWORD. Prints one JSON line; exits 1 on any failure.
 import WPAPI from 'wpapi';
 import apiFetch from '@wordpress/api-fetch';
@@ -30,6 +30,16 @@ try {
   const all = await apiFetch({ path: '/cms/v2/posts?per_page=-1' });
   out.apiFetchAll = all.length;
   out.apiFetchDistinct = new Set(all.map((p) => p.id)).size;
+
+  // Templates by their string ids (theme//slug): the discovered route tree carries the
+  // two-segment capture, so wpapi builds .templates().id(…) and .templateParts().
+  const tpl = await cms.templates().id('vitrine-blocks//single').param('context', 'edit').get();
+  out.templateID = tpl.id;
+  out.templateSource = tpl.source;
+  const headers = await cms.templateParts().param('area', 'header').get();
+  out.headerParts = headers.map((p) => p.id).join(',');
+  const home = await apiFetch({ path: '/cms/v2/templates/vitrine-blocks//home' });
+  out.apiFetchTemplate = home.id;
 } catch (e) {
   out.error = String(e && (e.stack || e.message || e));
   if (e && e.response) out.errorBody = JSON.stringify(e.response.body || e.response.text || '').slice(0, 500);
