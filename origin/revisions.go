@@ -83,7 +83,11 @@ func restatRevisions(ctx context.Context, rq *handler.Request, tx *store.Tx, old
 
 // revisionParent loads the record a revisions or autosaves route names in its capture
 // (WordPress's get_parent): a record of the route's type, else 404 rest_post_invalid_parent.
+// Templates and template parts name theirs by template id (templateParent, templates.go).
 func revisionParent(ctx *fasthttp.RequestCtx, rq *handler.Request, tx *store.Tx, capture string) (*schema.Post, error) {
+	if schema.IsTemplateType(postType(rq).Name) {
+		return templateParent(ctx, rq, tx, capture)
+	}
 	id, err := strconv.ParseInt(pipeline.Param(ctx, capture), 10, 64)
 	if err != nil || id <= 0 {
 		return nil, parentNotFound
@@ -104,7 +108,12 @@ func canReadRevisions(rq *handler.Request, p *schema.Post, what string) error {
 	return nil
 }
 
-func (s *Server) renderRevision(rq *handler.Request, r *schema.Post, context string, autosave bool) *schema.RevisionView {
+// renderRevision renders a revision or autosave r of record: in the revision shape, or for
+// templates and template parts in the template shape (renderTemplateRevision, templates.go).
+func (s *Server) renderRevision(rq *handler.Request, record, r *schema.Post, context string, autosave bool) any {
+	if schema.IsTemplateType(record.Type) {
+		return s.renderTemplateRevision(rq, record, r, context, autosave)
+	}
 	return schema.RenderRevision(r, schema.RevisionRender{Context: context, Type: postType(rq), Autosave: autosave}, s.site(rq))
 }
 
@@ -183,11 +192,11 @@ func (s *Server) listRevisions(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		}
 	}
 	context := args.Str("context")
-	out := make([]*schema.RevisionView, 0, len(list))
+	out := make([]any, 0, len(list))
 	for _, r := range list {
-		out = append(out, s.renderRevision(rq, r, context, false))
+		out = append(out, s.renderRevision(rq, parent, r, context, false))
 	}
-	s.cmsAnswer(ctx, rq, 200, out, schema.CollectionHeaders(s.site(rq).RestURL(postType(rq).RevisionsPath(parent.ID)), rq.Route, pipeline.Query(ctx), page, total, totalPages)...)
+	s.cmsAnswer(ctx, rq, 200, out, schema.CollectionHeaders(s.site(rq).RestURL(schema.RevisionsPathOf(parent)), rq.Route, pipeline.Query(ctx), page, total, totalPages)...)
 }
 
 // loadRevision reads the revision of the route's {id}: 404 rest_post_invalid_id when it is not one.
@@ -210,9 +219,9 @@ func (s *Server) getRevision(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		s.Fail(ctx, rq, err)
 		return
 	}
-	var rev *schema.Post
-	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		parent, err := revisionParent(ctx, rq, tx, "parent")
+	var rev, parent *schema.Post
+	err = s.db.Tx(ctx, func(tx *store.Tx) (err error) {
+		parent, err = revisionParent(ctx, rq, tx, "parent")
 		if err != nil {
 			return err
 		}
@@ -232,7 +241,7 @@ func (s *Server) getRevision(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		s.Fail(ctx, rq, err)
 		return
 	}
-	s.cmsAnswer(ctx, rq, 200, s.renderRevision(rq, rev, args.Str("context"), false))
+	s.cmsAnswer(ctx, rq, 200, s.renderRevision(rq, parent, rev, args.Str("context"), false))
 }
 
 // deleteRevision answers DELETE /{type}/{parent}/revisions/{id}: force=true only (revisions
@@ -284,7 +293,7 @@ func (s *Server) deleteRevision(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		if err := restatRevisions(ctx, rq, tx, record); err != nil {
 			return err
 		}
-		out = map[string]any{"deleted": true, "previous": s.renderRevision(rq, rev, "view", false)}
+		out = map[string]any{"deleted": true, "previous": s.renderRevision(rq, record, rev, "view", false)}
 		return nil
 	})
 	if err != nil {
@@ -303,8 +312,9 @@ func (s *Server) listAutosaves(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		return
 	}
 	var revisions []*schema.Post
-	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		parent, err := revisionParent(ctx, rq, tx, "id")
+	var parent *schema.Post
+	err = s.db.Tx(ctx, func(tx *store.Tx) (err error) {
+		parent, err = revisionParent(ctx, rq, tx, "id")
 		if err != nil {
 			return err
 		}
@@ -318,10 +328,10 @@ func (s *Server) listAutosaves(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		s.Fail(ctx, rq, err)
 		return
 	}
-	out := make([]*schema.RevisionView, 0, len(revisions))
+	out := make([]any, 0, len(revisions))
 	for _, r := range revisions {
 		if r.IsAutosave() {
-			out = append(out, s.renderRevision(rq, r, args.Str("context"), true))
+			out = append(out, s.renderRevision(rq, parent, r, args.Str("context"), true))
 		}
 	}
 	s.cmsAnswer(ctx, rq, 200, out)
@@ -335,9 +345,9 @@ func (s *Server) getAutosave(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		s.Fail(ctx, rq, err)
 		return
 	}
-	var autosave *schema.Post
-	err = s.db.Tx(ctx, func(tx *store.Tx) error {
-		parent, err := revisionParent(ctx, rq, tx, "parent")
+	var autosave, parent *schema.Post
+	err = s.db.Tx(ctx, func(tx *store.Tx) (err error) {
+		parent, err = revisionParent(ctx, rq, tx, "parent")
 		if err != nil {
 			return err
 		}
@@ -345,7 +355,11 @@ func (s *Server) getAutosave(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 			return err
 		}
 		if autosave, err = tx.Autosave(ctx, rq.Info, parent.ID, 0); err == nil && autosave == nil {
-			err = &schema.Error{Code: schema.CodeNotFound, CMSCode: "rest_post_no_autosave", Message: "There is no autosave revision for this post."}
+			what := "post"
+			if schema.IsTemplateType(parent.Type) {
+				what = "template"
+			}
+			err = &schema.Error{Code: schema.CodeNotFound, CMSCode: "rest_post_no_autosave", Message: "There is no autosave revision for this " + what + "."}
 		}
 		return err
 	})
@@ -353,7 +367,7 @@ func (s *Server) getAutosave(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		s.Fail(ctx, rq, err)
 		return
 	}
-	s.cmsAnswer(ctx, rq, 200, s.renderRevision(rq, autosave, args.Str("context"), true))
+	s.cmsAnswer(ctx, rq, 200, s.renderRevision(rq, parent, autosave, args.Str("context"), true))
 }
 
 // createAutosave answers POST /{type}/{id}/autosaves with the record's writable fields, checked
@@ -375,7 +389,7 @@ func (s *Server) createAutosave(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		return
 	}
 	s.filterHTML(rq, &in) // cms.go
-	var view *schema.RevisionView
+	var view any
 	commits, err := s.db.WriteTx(ctx, func(tx *store.Tx) error {
 		old, err := s.loadPost(ctx, rq, tx)
 		if err != nil {
@@ -398,7 +412,7 @@ func (s *Server) createAutosave(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 			if err := tx.UpdatePost(ctx, rq.Info, old, &p); err != nil {
 				return err
 			}
-			view = s.renderRevision(rq, &p, "edit", true)
+			view = s.renderRevision(rq, old, &p, "edit", true)
 			return nil
 		}
 		if err := tx.LockPost(ctx, rq.Info, old.ID); err != nil {
@@ -409,7 +423,7 @@ func (s *Server) createAutosave(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 			return err
 		}
 		if mine != nil && !autosaveDiffers(&in, old) {
-			view = s.renderRevision(rq, mine, "edit", true)
+			view = s.renderRevision(rq, old, mine, "edit", true)
 			return nil
 		}
 		a := mine
@@ -440,7 +454,7 @@ func (s *Server) createAutosave(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		if err := restatRevisions(ctx, rq, tx, old); err != nil {
 			return err
 		}
-		view = s.renderRevision(rq, a, "edit", true)
+		view = s.renderRevision(rq, old, a, "edit", true)
 		return nil
 	})
 	if err != nil {

@@ -36,6 +36,9 @@ type Design struct {
 	Theme    string `json:"theme"`
 	Area     string `json:"area,omitempty"`
 	IsCustom bool   `json:"is_custom,omitempty"`
+	// Origin is where a customised template came from: "theme" when the record was made by
+	// editing the active theme's file (WordPress's origin meta), "" for one created as new.
+	Origin string `json:"origin,omitempty"`
 }
 
 // TemplateIDSeparator separates the theme and the slug of a template id ("vitrine-blocks//home").
@@ -95,7 +98,9 @@ func CollapseTemplateID(path string) string {
 		}
 		rest := path[len(base):]
 		i := strings.Index(rest, TemplateIDSeparator)
-		if i > 0 && !strings.Contains(rest[:i], "/") {
+		// A third slash would leave an empty segment (theme///slug): not an id, left as is, so
+		// that collapsing twice changes nothing more than collapsing once.
+		if i > 0 && !strings.Contains(rest[:i], "/") && !strings.HasPrefix(rest[i+len(TemplateIDSeparator):], "/") {
 			return path[:len(base)] + rest[:i] + "/" + rest[i+len(TemplateIDSeparator):]
 		}
 	}

@@ -257,6 +257,12 @@ func itemSchema(title string, props jsonObject) jsonObject {
 // routeItemSchema returns the item schema of the resource a CMS route path serves, or nil for
 // routes without one (the index, namespace roots, batch).
 func routeItemSchema(path string) jsonObject {
+	if sch := templateRouteSchema(path); sch != nil { // templates and template parts: render_template.go
+		return sch
+	}
+	if sch, ok := designRouteSchema(path); ok { // global styles and themes: globalstyles.go
+		return sch
+	}
 	for _, t := range PostTypes {
 		if c := t.Collection(); path == c || path == c+"/{id}" {
 			return postItemSchema(t)

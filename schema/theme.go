@@ -6,15 +6,18 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
 )
 
 // Themes are block themes built into the binary (schema/themes/{stylesheet}/, laid out as a
-// WordPress block theme: theme.json, templates/*.html, parts/*.html, styles/*.json). A theme is
-// read only: what a store changes is kept in records (design.go) that override the theme's
-// files. Every store has an active theme (Tenant.Theme; DefaultTheme when unset).
+// WordPress block theme: style.css with the theme's headers, theme.json, templates/*.html with
+// at least index.html, parts/*.html, styles/*.json). A theme is read only: what a store changes
+// is kept in records (design.go) that override the theme's files. Every store has an active
+// theme (Tenant.Theme; DefaultTheme when unset). A theme directory that is not a well-formed
+// block theme is refused by loadTheme; the built-in ones are checked by the tests.
 
 //go:embed themes
 var themeFiles embed.FS
@@ -25,9 +28,13 @@ const DefaultTheme = "vitrine-blocks"
 // Theme is one built-in block theme.
 type Theme struct {
 	// Stylesheet is the theme's id (its directory name), the "theme" of its templates.
-	Stylesheet  string
+	Stylesheet string
+	// Name and Description are the theme's, from its style.css header (theme.json's title and
+	// description when the header has none).
 	Name        string
 	Description string
+	// Header holds the theme's style.css header fields (WordPress's theme headers).
+	Header ThemeHeader
 	// Version is the theme.json schema version.
 	Version int
 	// Settings and Styles are theme.json's settings and styles objects, as written.
@@ -40,8 +47,26 @@ type Theme struct {
 	Parts     []ThemeTemplate
 }
 
-// ThemeVariation is one style variation of a theme.
+// ThemeHeader is the header of a theme's style.css, as WordPress reads it (get_file_data):
+// "Theme Name: …" lines in the file's first comment.
+type ThemeHeader struct {
+	Name        string // Theme Name (required)
+	ThemeURI    string // Theme URI
+	Author      string // Author
+	AuthorURI   string // Author URI
+	Description string // Description
+	Version     string // Version
+	RequiresWP  string // Requires at least
+	RequiresPHP string // Requires PHP
+	TextDomain  string // Text Domain
+	// Tags are the comma separated Tags, trimmed, empty ones dropped.
+	Tags []string
+}
+
+// ThemeVariation is one style variation of a theme (styles/*.json): its theme.json schema
+// version, title (the file's name when it gives none), settings and styles.
 type ThemeVariation struct {
+	Version  int             `json:"version"`
 	Title    string          `json:"title"`
 	Settings json.RawMessage `json:"settings"`
 	Styles   json.RawMessage `json:"styles"`
@@ -160,23 +185,48 @@ type themeJSON struct {
 	} `json:"customTemplates"`
 }
 
+// themeFileSlug is what a theme's directory and its template, part and variation file names
+// may be: WordPress's template slugs, lower case.
+var themeFileSlug = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+
+// loadTheme reads the block theme in dir of fsys, refusing a malformed one: a stylesheet (the
+// directory's name) or a file name that is not a slug, a style.css without a Theme Name, a
+// theme.json that is not JSON, of a schema version other than 2 or 3, or whose settings or
+// styles are not objects, no templates/index.html (WordPress's test of a block theme), and a
+// style variation that is not JSON or whose settings or styles are not objects.
 func loadTheme(fsys fs.FS, dir string) (*Theme, error) {
+	stylesheet := path.Base(dir)
+	if !themeFileSlug.MatchString(stylesheet) {
+		return nil, fmt.Errorf("stylesheet %q is not a slug", stylesheet)
+	}
+	css, err := fs.ReadFile(fsys, path.Join(dir, "style.css"))
+	if err != nil {
+		return nil, fmt.Errorf("style.css: %w", err)
+	}
+	header := parseThemeHeader(css)
+	if header.Name == "" {
+		return nil, fmt.Errorf("style.css: no Theme Name header")
+	}
 	raw, err := fs.ReadFile(fsys, path.Join(dir, "theme.json"))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("theme.json: %w", err)
 	}
 	var tj themeJSON
 	if err := json.Unmarshal(raw, &tj); err != nil {
 		return nil, fmt.Errorf("theme.json: %w", err)
 	}
-	th := &Theme{Stylesheet: path.Base(dir), Name: tj.Title, Description: tj.Description, Version: tj.Version,
-		Settings: orEmptyObject(tj.Settings), Styles: orEmptyObject(tj.Styles)}
-	files := func(sub string) ([]string, error) {
-		names, err := fs.Glob(fsys, path.Join(dir, sub, "*.html"))
-		slices.Sort(names)
-		return names, err
+	if tj.Version != 2 && tj.Version != 3 {
+		return nil, fmt.Errorf("theme.json: schema version %d (this build reads 2 and 3)", tj.Version)
 	}
-	templates, err := files("templates")
+	if err := objectsOrAbsent("theme.json", tj.Settings, tj.Styles); err != nil {
+		return nil, err
+	}
+	th := &Theme{Stylesheet: stylesheet, Name: header.Name, Description: header.Description, Header: header,
+		Version: tj.Version, Settings: orEmptyObject(tj.Settings), Styles: orEmptyObject(tj.Styles)}
+	if th.Description == "" {
+		th.Description = tj.Description
+	}
+	templates, err := themeDirFiles(fsys, dir, "templates", ".html")
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +249,10 @@ func loadTheme(fsys fs.FS, dir string) (*Theme, error) {
 		}
 		th.Templates = append(th.Templates, tt)
 	}
-	parts, err := files("parts")
+	if th.Template("index") == nil {
+		return nil, fmt.Errorf("templates/index.html is missing: not a block theme")
+	}
+	parts, err := themeDirFiles(fsys, dir, "parts", ".html")
 	if err != nil {
 		return nil, err
 	}
@@ -214,17 +267,16 @@ func loadTheme(fsys fs.FS, dir string) (*Theme, error) {
 			if p.Name == tt.Slug {
 				tt.Title = p.Title
 				if slices.Contains(TemplatePartAreas, p.Area) {
-					tt.Area = p.Area
+					tt.Area = p.Area // an unknown area is uncategorized, as WordPress makes it
 				}
 			}
 		}
 		th.Parts = append(th.Parts, tt)
 	}
-	variations, err := fs.Glob(fsys, path.Join(dir, "styles", "*.json"))
+	variations, err := themeDirFiles(fsys, dir, "styles", ".json")
 	if err != nil {
 		return nil, err
 	}
-	slices.Sort(variations)
 	for _, name := range variations {
 		body, err := fs.ReadFile(fsys, name)
 		if err != nil {
@@ -234,10 +286,88 @@ func loadTheme(fsys fs.FS, dir string) (*Theme, error) {
 		if err := json.Unmarshal(body, &v); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
+		if err := objectsOrAbsent(name, v.Settings, v.Styles); err != nil {
+			return nil, err
+		}
+		if v.Version == 0 {
+			v.Version = tj.Version
+		}
+		if v.Title == "" {
+			v.Title = strings.TrimSuffix(path.Base(name), ".json") // WordPress's fallback
+		}
 		v.Settings, v.Styles = orEmptyObject(v.Settings), orEmptyObject(v.Styles)
 		th.Variations = append(th.Variations, v)
 	}
 	return th, nil
+}
+
+// themeDirFiles lists the files of a theme's sub directory with the extension, sorted, refusing a
+// file whose name is not a slug.
+func themeDirFiles(fsys fs.FS, dir, sub, ext string) ([]string, error) {
+	names, err := fs.Glob(fsys, path.Join(dir, sub, "*"+ext))
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		if !themeFileSlug.MatchString(strings.TrimSuffix(path.Base(n), ext)) {
+			return nil, fmt.Errorf("%s: the file name is not a slug", n)
+		}
+	}
+	return names, nil
+}
+
+// objectsOrAbsent checks that each of the theme.json members given is absent or a JSON object.
+func objectsOrAbsent(file string, members ...json.RawMessage) error {
+	for _, m := range members {
+		if len(m) > 0 && !IsJSONObject(m) {
+			return fmt.Errorf("%s: settings and styles must be objects", file)
+		}
+	}
+	return nil
+}
+
+// themeHeaderLine matches one header line of a style.css: WordPress's get_file_data pattern,
+// which allows leading comment punctuation before "Name: value".
+var themeHeaderLine = regexp.MustCompile(`^[ \t/*#@]*([A-Za-z][A-Za-z ]*?)[ \t]*:(.*)$`)
+
+// parseThemeHeader reads the headers of a style.css from its first 8 KiB, as WordPress does:
+// names are matched case-insensitively, values are trimmed and lose a closing "*/".
+func parseThemeHeader(css []byte) ThemeHeader {
+	if len(css) > 8<<10 {
+		css = css[:8<<10]
+	}
+	var h ThemeHeader
+	fields := map[string]*string{"theme name": &h.Name, "theme uri": &h.ThemeURI, "author": &h.Author, "author uri": &h.AuthorURI,
+		"description": &h.Description, "version": &h.Version, "requires at least": &h.RequiresWP, "requires php": &h.RequiresPHP,
+		"text domain": &h.TextDomain}
+	var tags string
+	for _, line := range strings.Split(strings.ReplaceAll(string(css), "\r", "\n"), "\n") {
+		m := themeHeaderLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		name := strings.ToLower(m[1])
+		value := strings.TrimSpace(strings.TrimSpace(m[2]))
+		if i := strings.Index(value, "*/"); i >= 0 {
+			value = strings.TrimSpace(value[:i])
+		}
+		if name == "tags" {
+			if tags == "" {
+				tags = value
+			}
+			continue
+		}
+		if f, ok := fields[name]; ok && *f == "" {
+			*f = value
+		}
+	}
+	for _, t := range strings.Split(tags, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			h.Tags = append(h.Tags, t)
+		}
+	}
+	return h
 }
 
 func orEmptyObject(b json.RawMessage) json.RawMessage {

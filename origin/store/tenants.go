@@ -9,14 +9,14 @@ import (
 	"vitrine/schema"
 )
 
-const tenantColumns = `id::TEXT, slug, name, base_url, shard, status, timezone, currencies, rate_limit, created_at, updated_at, version,
+const tenantColumns = `id::TEXT, slug, name, base_url, shard, status, timezone, currencies, rate_limit, theme, created_at, updated_at, version,
 	COALESCE((SELECT array_agg(domain ORDER BY domain) FROM tenant_domains d WHERE d.tenant_id = tenants.id), '{}')`
 
 func scanTenant(row pgx.Row) (*schema.Tenant, error) {
 	var t schema.Tenant
 	var status string
 	err := row.Scan(&t.ID, &t.Slug, &t.Name, &t.BaseURL, &t.Shard, &status, &t.Timezone, &t.Currencies, &t.RateLimit,
-		&t.CreatedAt, &t.UpdatedAt, &t.Version, &t.Domains)
+		&t.Theme, &t.CreatedAt, &t.UpdatedAt, &t.Version, &t.Domains)
 	if err != nil {
 		return nil, err
 	}
@@ -47,9 +47,9 @@ func (db *DB) CreateTenant(ctx context.Context, t *schema.Tenant) error {
 		if err := tx.putTenant(ctx, t, true); err != nil {
 			return err
 		}
-		_, err := tx.pg.Exec(ctx, `INSERT INTO tenants (id, slug, name, base_url, shard, status, timezone, currencies, created_at, updated_at, version, rate_limit)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-			t.ID, t.Slug, t.Name, t.BaseURL, t.Shard, string(t.Status), t.Timezone, t.Currencies, t.CreatedAt, t.UpdatedAt, t.Version, t.RateLimit)
+		_, err := tx.pg.Exec(ctx, `INSERT INTO tenants (id, slug, name, base_url, shard, status, timezone, currencies, created_at, updated_at, version, rate_limit, theme)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+			t.ID, t.Slug, t.Name, t.BaseURL, t.Shard, string(t.Status), t.Timezone, t.Currencies, t.CreatedAt, t.UpdatedAt, t.Version, t.RateLimit, t.Theme)
 		if err != nil {
 			return err
 		}
@@ -78,7 +78,7 @@ func (tx *Tx) putTenant(ctx context.Context, t *schema.Tenant, created bool) err
 }
 
 // UpdateTenant rewrites a tenant's registry entry (name, base URL, domains, shard, status,
-// timezone, currencies). The slug and id never change.
+// timezone, currencies, rate limit, active theme). The slug and id never change.
 func (db *DB) UpdateTenant(ctx context.Context, slug string, edit func(t *schema.Tenant) error) (*schema.Tenant, error) {
 	var out *schema.Tenant
 	err := db.Tx(ctx, func(tx *Tx) error {
@@ -111,7 +111,8 @@ func (tx *Tx) saveTenant(ctx context.Context, t *schema.Tenant) error {
 		return err
 	}
 	_, err := tx.pg.Exec(ctx, `UPDATE tenants SET name=$2, base_url=$3, shard=$4, status=$5, timezone=$6, currencies=$7, updated_at=$8, version=$9,
-		rate_limit=$10 WHERE id = $1`, t.ID, t.Name, t.BaseURL, t.Shard, string(t.Status), t.Timezone, t.Currencies, t.UpdatedAt, t.Version, t.RateLimit)
+		rate_limit=$10, theme=$11 WHERE id = $1`, t.ID, t.Name, t.BaseURL, t.Shard, string(t.Status), t.Timezone, t.Currencies, t.UpdatedAt, t.Version, t.RateLimit,
+		t.Theme)
 	if err != nil {
 		return err
 	}
