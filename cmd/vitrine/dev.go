@@ -65,6 +65,7 @@ func runDev(ctx context.Context, args []string) error {
 	products := f.Int("products", "VITRINE_DEV_PRODUCTS", seed.DefaultProducts, "products seeded into a new demo tenant")
 	posts := f.Int("posts", "VITRINE_DEV_POSTS", seed.DefaultPosts, "posts seeded into a new demo tenant")
 	pay := f.payments(paymentsTest)
+	hf := f.siteHealth()
 	if err := f.Parse(args); err != nil {
 		return err
 	}
@@ -164,7 +165,8 @@ func runDev(ctx context.Context, args []string) error {
 		return fmt.Errorf("media store: %w", err)
 	}
 	osrv := origin.New(origin.Config{Secret: key, EdgeSecrets: []string{*ef.edgeSecret}, Logger: log, Metrics: set, LabelQueue: queue, Webhooks: hooks, Payments: payments,
-		Media: media.Config{Blobs: mediaStore, MaxUploadBytes: *mf.maxUpload}, OEmbed: oembed.Config{Client: client}}, db, orep)
+		Media: media.Config{Blobs: mediaStore, MaxUploadBytes: *mf.maxUpload}, OEmbed: oembed.Config{Client: client},
+		SiteHealth: hf.config(nc, fc, ofol)}, db, orep)
 	observe(set, "origin", orep, ofol, rel)
 	observeDB(set, db)
 	osrv.SetAccessLog(newAccessLog(alw, "origin"))
@@ -174,6 +176,9 @@ func runDev(ctx context.Context, args []string) error {
 	}
 	defer esrv.Close()
 	esrv.SetAccessLog(newAccessLog(alw, "edge"))
+	if err := answerProbes(g, gctx, esrv, nc, fc, ef, *edgeAddr); err != nil {
+		return err
+	}
 
 	password, sample, card, err := ensureDemo(gctx, db, key, *tenantSlug, ds, *products, *posts)
 	if err != nil {

@@ -269,6 +269,7 @@ func (s *system) startOrigin() *component {
 	rep, fol := s.follow(ctx, nc, s.fc.AllFilters(), replica.Config{PlatformDomain: "vitrine.test", Private: true})
 	cfg := s.originConfig
 	cfg.Secret, cfg.Logger, cfg.WriteWait = s.key, s.log, 500*time.Millisecond
+	cfg.SiteHealth.NATS, cfg.SiteHealth.Feed, cfg.SiteHealth.Follower = nc, s.fc, fol
 	if cfg.EdgeSecrets == nil {
 		cfg.EdgeSecrets = []string{s.edgeSecret}
 	}
@@ -338,6 +339,7 @@ func (s *system) startEdge(cfg edge.Config) *component {
 	if err != nil {
 		s.t.Fatal(err)
 	}
+	go srv.AnswerProbes(ctx, nc, edge.ProbeConfig{Subject: edge.ProbeSubject(s.fc.Prefix), Name: "edge " + ln.Addr().String()})
 	hs := srv.HTTPServer()
 	c := &component{name: "edge", addr: ln.Addr().String(), rep: rep, fol: fol, edge: srv, cancel: cancel, done: make(chan struct{})}
 	go func() { hs.Serve(ln); close(c.done) }()

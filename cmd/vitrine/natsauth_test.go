@@ -20,7 +20,9 @@ import (
 // (deploy/nats: TLS with client certificates, one nkey per role, least-privilege permissions),
 // each with its own role: a write through the edge is forwarded, replicated and read back, the
 // origin's webhook consumer reads and acknowledges the event stream, its label-batch queue
-// exists. With the edge's key, publishing on a state subject and deleting the stream are refused.
+// exists, the origin's lag probe (site health replica-lag) is answered by the edge. With the
+// edge's key, publishing on a state subject or on the probe subject and deleting the stream are
+// refused.
 // (sync/feed's TestShippedNATSPermissions covers every refusal, and the leaf node.)
 func TestNATSLeastPrivilegeSystem(t *testing.T) {
 	if testing.Short() {
@@ -64,6 +66,12 @@ func TestNATSLeastPrivilegeSystem(t *testing.T) {
 	if r := call(t, "GET", edgeAddr, host, "/api/products/desk-lamp", ""); r.status != 200 {
 		t.Fatalf("read-your-write through the edge: %d %s", r.status, r.body)
 	}
+	// The origin's key sends a lag probe, the edge's key answers it.
+	lag := call(t, "GET", edgeAddr, host, "/index.php?rest_route=/cms-site-health/v1/tests/replica-lag", "", "Authorization", basic("admin", pw))
+	if edges, _ := lag.json(t)["details"].(map[string]any)["edges"].([]any); lag.status != 200 || len(edges) != 1 ||
+		edges[0].(map[string]any)["serving"] != true || !strings.HasSuffix(edges[0].(map[string]any)["name"].(string), "/"+edgeAddr) {
+		t.Fatalf("the edge did not answer the origin's lag probe: %d %s", lag.status, lag.body)
+	}
 
 	ctx := context.Background()
 	admin, _ := jetstream.New(sec.Connect(t, sec.URL, "admin"))
@@ -79,12 +87,15 @@ func TestNATSLeastPrivilegeSystem(t *testing.T) {
 		t.Fatalf("the origin's label-batch consumer: %v", err)
 	}
 
-	// The edge's key: no publish on the stream's subjects, no stream deletion.
+	// The edge's key: no publish on the stream's subjects or the probe subject, no stream deletion.
 	var violations []string
 	errs := make(chan string, 16)
 	edgeNC := sec.Connect(t, sec.URL, "edge", nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { errs <- err.Error() }))
 	edgeJS, _ := jetstream.New(edgeNC)
 	if err := edgeNC.Publish("vitrine.0.shop.pub.product.1", []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := edgeNC.PublishRequest("vitrine_probe.lag", edgeNC.NewInbox(), []byte(`{"tenant":"shop"}`)); err != nil {
 		t.Fatal(err)
 	}
 	dctx, cancel := context.WithTimeout(ctx, time.Second)
@@ -93,7 +104,7 @@ func TestNATSLeastPrivilegeSystem(t *testing.T) {
 	if err == nil {
 		t.Fatal("the edge's key deleted the state stream")
 	}
-	for len(violations) < 2 {
+	for len(violations) < 3 {
 		select {
 		case v := <-errs:
 			violations = append(violations, v)
@@ -101,7 +112,7 @@ func TestNATSLeastPrivilegeSystem(t *testing.T) {
 			t.Fatalf("permission violations reported: %q", violations)
 		}
 	}
-	for _, want := range []string{`"vitrine.0.shop.pub.product.1"`, `"$JS.API.STREAM.DELETE.VITRINE_STATE"`} {
+	for _, want := range []string{`"vitrine.0.shop.pub.product.1"`, `"vitrine_probe.lag"`, `"$JS.API.STREAM.DELETE.VITRINE_STATE"`} {
 		if !strings.Contains(strings.Join(violations, "\n"), want) {
 			t.Errorf("no permission violation for %s: %q", want, violations)
 		}

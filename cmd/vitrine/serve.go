@@ -24,6 +24,7 @@ import (
 	"vitrine/origin/fulfil"
 	"vitrine/origin/media"
 	"vitrine/origin/oembed"
+	"vitrine/origin/sitehealth"
 	"vitrine/origin/store"
 	"vitrine/origin/webhooks"
 	"vitrine/sync/blob"
@@ -141,6 +142,7 @@ func runOrigin(ctx context.Context, args []string) error {
 	platformDomain := f.String("platform-domain", "VITRINE_PLATFORM_DOMAIN", "localhost", "tenants resolve as <slug>.<platform-domain>")
 	pay := f.payments("")
 	mf := f.media("nats")
+	hf := f.siteHealth()
 	if err := f.Parse(args); err != nil {
 		return err
 	}
@@ -208,7 +210,8 @@ func runOrigin(ctx context.Context, args []string) error {
 		return fmt.Errorf("media store: %w", err)
 	}
 	srv := origin.New(origin.Config{Secret: key, EdgeSecrets: edgeSecrets, Logger: log, Metrics: set, LabelQueue: queue, Webhooks: hooks, Payments: payments,
-		Media: media.Config{Blobs: mediaStore, MaxUploadBytes: *mf.maxUpload}, OEmbed: oembed.Config{Client: client}}, db, rep)
+		Media: media.Config{Blobs: mediaStore, MaxUploadBytes: *mf.maxUpload}, OEmbed: oembed.Config{Client: client},
+		SiteHealth: hf.config(nc, fc, fol)}, db, rep)
 	observe(set, "origin", rep, fol, nil)
 	observeDB(set, db)
 	srv.SetAccessLog(newAccessLog(alw, "origin"))
@@ -262,6 +265,9 @@ type edgeFlags struct {
 	cacheBytes                                         *int64
 	rateLimit                                          *int
 	staleAfter, forwardTimeout                         *time.Duration
+
+	// name and region identify the edge in its answers to lag probes (edge.ProbeConfig).
+	name, region *string
 }
 
 func (f flags) edge() edgeFlags {
@@ -274,7 +280,47 @@ func (f flags) edge() edgeFlags {
 		trustedProxies: f.String("trusted-proxies", "VITRINE_TRUSTED_PROXIES", "", "comma-separated CIDRs of proxies in front of the edge whose X-Forwarded-For is believed"),
 		staleAfter:     f.Duration("stale-after", "VITRINE_STALE_AFTER", 10*time.Second, "staleness (time since the state stream was last heard from, per shard) past which /readyz reports the edge degraded; it keeps serving"),
 		forwardTimeout: f.Duration("forward-timeout", "VITRINE_FORWARD_TIMEOUT", 30*time.Second, "bound of a forwarded request; a write sent and unanswered in time answers 504 outcome_unknown"),
+		name:           f.String("edge-name", "VITRINE_EDGE_NAME", "", "the edge's name in its answers to lag probes (site health; default <host name>/<listen address>)"),
+		region:         f.String("edge-region", "VITRINE_EDGE_REGION", "", "the edge's region in its answers to lag probes (site health)"),
 	}
+}
+
+// healthFlags are the site health flags of an origin, shared by `vitrine origin` and `vitrine
+// dev`.
+type healthFlags struct {
+	outboundURL     *string
+	outboundTimeout *time.Duration
+}
+
+func (f flags) siteHealth() healthFlags {
+	return healthFlags{
+		outboundURL:     f.String("health-outbound-url", "VITRINE_HEALTH_OUTBOUND_URL", sitehealth.DefaultOutboundURL, "what the site health outbound-http test requests through the outbound client"),
+		outboundTimeout: f.Duration("health-outbound-timeout", "VITRINE_HEALTH_OUTBOUND_TIMEOUT", 3*time.Second, "bound of the site health outbound-http test's request"),
+	}
+}
+
+// config is the origin's site health configuration: its NATS connection, the state stream and
+// the lag probe's subject under fc, its replica's follower.
+func (h healthFlags) config(nc *nats.Conn, fc feed.Config, fol *feed.Follower) sitehealth.Config {
+	return sitehealth.Config{NATS: nc, Feed: fc, Follower: fol, ProbeSubject: edge.ProbeSubject(fc.Prefix),
+		OutboundURL: *h.outboundURL, OutboundTimeout: *h.outboundTimeout}
+}
+
+// answerProbes has srv answer lag probes on nc until ctx ends (edge.AnswerProbes), named by
+// --edge-name or, by default, its host name and listen address.
+func answerProbes(g *group, ctx context.Context, srv *edge.Server, nc *nats.Conn, fc feed.Config, ef edgeFlags, addr string) error {
+	shards, err := parseShards(*ef.shards)
+	if err != nil {
+		return err
+	}
+	name := *ef.name
+	if name == "" {
+		host, _ := os.Hostname()
+		name = host + "/" + addr
+	}
+	cfg := edge.ProbeConfig{Subject: edge.ProbeSubject(fc.Prefix), Name: name, Region: *ef.region, Shards: shards}
+	g.Go("probes", func() error { return srv.AnswerProbes(ctx, nc, cfg) })
+	return nil
 }
 
 // parsePrefixes parses a comma-separated list of CIDRs (a bare address is a single host).
@@ -365,6 +411,9 @@ func runEdge(ctx context.Context, args []string) error {
 	}
 	defer srv.Close()
 	srv.SetAccessLog(newAccessLog(alw, "edge"))
+	if err := answerProbes(g, gctx, srv, nc, c.feed(), ef, *addr); err != nil {
+		return err
+	}
 	serveOpsDetail(gctx, *ops, set, srv.Readiness, log)
 	g.Go("edge", func() error { return srv.Run(gctx, *addr) })
 	log.Info("edge listening", "addr", *addr, "origin", *originURL)
