@@ -11,6 +11,7 @@ import (
 	"vitrine/edge/reads"
 	"vitrine/edge/replica"
 	"vitrine/origin/handler"
+	"vitrine/origin/sitehealth"
 	"vitrine/origin/store"
 	"vitrine/schema"
 )
@@ -48,6 +49,15 @@ func (c *allowCheck) permitted(r *schema.Route) bool {
 	rq.Route = r
 	user := rq.User
 	context, _ := c.query("context")
+	if ok, handled := c.s.designPermitted(&rq, r, c.param, c.query); handled {
+		return ok // global styles and themes (globalstyles.go)
+	}
+	if ok, handled := c.s.templatePermitted(&rq, r, c.param); handled {
+		return ok // templates and template parts (templates_allow.go)
+	}
+	if strings.HasPrefix(r.Name, "sitehealth.") {
+		return sitehealth.Permitted(user) // site health tests: administrators (origin/sitehealth)
+	}
 	if t := schema.PostTypeOfRoute(r); t != nil {
 		name := strings.TrimPrefix(r.Name, "cms."+t.RestBase+".")
 		switch name {

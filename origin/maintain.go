@@ -84,6 +84,9 @@ func (s *Server) maintainOnce(ctx context.Context) {
 	if err := s.db.DeleteOldThrottles(ctx, time.Now().Add(-throttleKeep)); err != nil {
 		s.log.Warn("maintenance: throttles", "err", err)
 	}
+	if _, err := s.agents.Sweep(ctx, time.Now()); err != nil {
+		s.log.Warn("maintenance: agent sessions", "err", err)
+	}
 }
 
 // RenewSubscriptions renews the subscriptions due at now, retries declined renewals and cancels

@@ -40,6 +40,7 @@ import (
 	"vitrine/edge/pipeline"
 	"vitrine/edge/reads"
 	"vitrine/edge/replica"
+	"vitrine/origin/agents"
 	"vitrine/origin/bundles"
 	"vitrine/origin/carrier"
 	"vitrine/origin/customers"
@@ -51,6 +52,7 @@ import (
 	"vitrine/origin/oembed"
 	"vitrine/origin/payment"
 	"vitrine/origin/refund"
+	"vitrine/origin/sitehealth"
 	"vitrine/origin/store"
 	"vitrine/origin/subscriptions"
 	"vitrine/origin/webhooks"
@@ -107,6 +109,10 @@ type Config struct {
 	// (origin/oembed). Its Client is the process's one outbound client (decision 19), the one
 	// the webhook dispatcher uses; Logger and Metrics default to the origin's.
 	OEmbed oembed.Config
+	// SiteHealth configures the site health tests (origin/sitehealth): the origin's NATS
+	// connection and follower, the lag probe, the outbound test's URL. Its outbound test uses
+	// OEmbed.Client, the process's one outbound client.
+	SiteHealth sitehealth.Config
 }
 
 // Server is the origin. Its Handler is safe for concurrent use.
@@ -139,6 +145,10 @@ type Server struct {
 	media *media.Service
 	// oembed is the oEmbed proxy; it also resolves the bare URLs of post content (origin/oembed).
 	oembed *oembed.Service
+	// siteHealth runs the site health tests (origin/sitehealth).
+	siteHealth *sitehealth.Service
+	// agents are the abilities and agent sessions (origin/agents); abilities run through ActAs.
+	agents *agents.Service
 }
 
 // New returns an origin writing db and reading rep (a replica following every subject).
@@ -234,6 +244,11 @@ func New(cfg Config, db *store.DB, rep *replica.Replica) *Server {
 	}
 	s.oembed = oembed.New(oc, s.Responder, db)
 	s.oembed.Bind(s.handlers)
+	s.agents = agents.New(s.Responder, db, cfg.Secret, s.ActAs)
+	s.agents.Bind(s.handlers)
+	s.adminOrderHandlers() // staff's order list (admin_orders.go), which an ability reads
+	s.siteHealth = sitehealth.New(cfg.SiteHealth, s.Responder, db, rep, cfg.OEmbed.Client)
+	s.siteHealth.Bind(s.handlers)
 	s.router = pipeline.NewRouter(schema.Routes, func(r *schema.Route) pipeline.Handler {
 		if r.Server == schema.AtEdge {
 			return s.read
@@ -323,7 +338,7 @@ func (s *Server) tail(ctx *fasthttp.RequestCtx, fr pipeline.Request) {
 	switch {
 	case fr.Nested && actingUser(ctx) != nil:
 		user = actingUser(ctx) // an agent session's call (actas.go), made in-process
-	case iface == schema.CMS && bytes.HasPrefix(fr.Route, []byte("/agent/v1/")) && bearer(ctx):
+	case iface == schema.CMS && agentRoute(fr.Route) && bearer(ctx):
 		// An agent session token: the agent routes authenticate it themselves (origin/agents).
 	case iface != schema.Commerce || !s.keyRoute(ctx, fr.Route):
 		user, err = s.authenticate(ctx, iface, info)
@@ -370,6 +385,13 @@ func (s *Server) tail(ctx *fasthttp.RequestCtx, fr pipeline.Request) {
 		// After the handler, as WordPress's rest_post_dispatch (allow.go).
 		s.setAllow(ctx, rq, rq.Route)
 	}
+}
+
+// agentRoute reports whether a CMS rest route is in the agent namespace (matched, as routes
+// are, case-insensitively).
+func agentRoute(route []byte) bool {
+	const ns = "/agent/v1"
+	return len(route) >= len(ns) && bytes.EqualFold(route[:len(ns)], []byte(ns)) && (len(route) == len(ns) || route[len(ns)] == '/')
 }
 
 // bearer reports whether the request's Authorization is a Bearer credential.

@@ -208,6 +208,13 @@ var Routes = append([]Route{
 	{Name: "admin.shipping.delete", Method: "DELETE", Interface: Commerce, Path: "/api/admin/shipping-methods/{code}", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCommerce},
 	{Name: "admin.settings.get", Method: "GET", Interface: Commerce, Path: "/api/admin/settings", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCommerce},
 	{Name: "admin.settings.put", Method: "PUT", Interface: Commerce, Path: "/api/admin/settings", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCommerce},
+	// Staff's list of orders (origin/admin_orders.go): by status and fulfilment status (each a
+	// comma list), newest or oldest first.
+	{Name: "admin.orders.list", Method: "GET", Interface: Commerce, Path: "/api/admin/orders", Server: AtOrigin, Auth: AuthStaff, Cap: CapManageCommerce,
+		Args: []Arg{argPage, argPerPage,
+			{Name: "status", Type: ArgStringList, Unique: true, Enum: []string{OrderPendingPayment, OrderPaid, OrderPaymentFailed, OrderCancelled, OrderRefunded, OrderPartiallyRefunded}, Description: "Only orders in these statuses."},
+			{Name: "fulfillment_status", Type: ArgStringList, Unique: true, Enum: []string{"unfulfilled", "partially_fulfilled", "fulfilled", "partially_delivered", "delivered"}, Description: "Only orders in these fulfilment statuses."},
+			{Name: "order", Type: ArgString, Default: "desc", Enum: []string{"asc", "desc"}, Description: "By the time the order was placed: desc newest first, asc oldest first."}}},
 
 	// Commerce: server keys, made in store settings by administrators (manage_options). The
 	// plaintext is in the creation's answer only. See origin/keys.

@@ -92,7 +92,8 @@ const MaxAbilitiesPerPage = 100
 // agentRoutes declares the routes of the agent, abilities and site health namespaces (origin
 // packages agents and sitehealth). All are answered by the origin. Abilities are named
 // "namespace/name" ({name*} spans two segments); the agent routes declare no arguments (the
-// spec) and take their input in JSON bodies; site health is for administrators.
+// spec) and take their input in JSON bodies, the session token as Authorization: Bearer (the
+// origin lets it through to origin/agents unauthenticated); site health is for administrators.
 func agentRoutes() []Route {
 	const ab = "/cms-abilities/v1"
 	out := []Route{
@@ -101,17 +102,24 @@ func agentRoutes() []Route {
 			{Name: "per_page", Type: ArgInt, Default: "50", HasMin: true, Min: 1, HasMax: true, Max: MaxAbilitiesPerPage, Description: "Maximum number of items to be returned in result set."},
 			{Name: "category", Type: ArgString, Description: "Limit results to abilities in specific ability category."},
 		}},
-		{Name: "abilities.categories.list", Method: "GET", Interface: CMS, Path: ab + "/categories", Server: AtOrigin, Args: []Arg{argContext}},
+		{Name: "abilities.categories.list", Method: "GET", Interface: CMS, Path: ab + "/categories", Server: AtOrigin, Args: []Arg{
+			argContext, cmsPageArg(),
+			{Name: "per_page", Type: ArgInt, Default: "50", HasMin: true, Min: 1, HasMax: true, Max: MaxAbilitiesPerPage, Description: "Maximum number of items to be returned in result set."},
+		}},
 		{Name: "abilities.categories.get", Method: "GET", Interface: CMS, Path: ab + "/categories/{slug}", Server: AtOrigin, Args: []Arg{argContext}},
 		{Name: "abilities.get", Method: "GET", Interface: CMS, Path: ab + "/abilities/{name*}", Server: AtOrigin, Args: []Arg{argContext}},
-		{Name: "abilities.run", Method: "GET", Interface: CMS, Path: ab + "/abilities/{name*}/run", Server: AtOrigin},
-		{Name: "abilities.run", Method: "POST", Interface: CMS, Path: ab + "/abilities/{name*}/run", Server: AtOrigin},
-		{Name: "abilities.run", Method: "DELETE", Interface: CMS, Path: ab + "/abilities/{name*}/run", Server: AtOrigin},
-
+	}
+	// The run route takes every method, as WordPress registers it: the ability's annotations
+	// choose the one it accepts (GET read-only, DELETE destructive and idempotent, POST the
+	// others); any other is its 405 rest_ability_invalid_method.
+	for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
+		out = append(out, Route{Name: "abilities.run", Method: m, Interface: CMS, Path: ab + "/abilities/{name*}/run", Server: AtOrigin})
+	}
+	out = append(out, []Route{
 		{Name: "agent.connect", Method: "POST", Interface: CMS, Path: "/agent/v1/connect", Server: AtOrigin},
 		{Name: "agent.execute", Method: "POST", Interface: CMS, Path: "/agent/v1/execute", Server: AtOrigin},
 		{Name: "agent.status", Method: "GET", Interface: CMS, Path: "/agent/v1/status", Server: AtOrigin},
-	}
+	}...)
 	// One route per site health test, as WordPress registers them: route "sitehealth.{test}".
 	for _, test := range SiteHealthTests {
 		out = append(out, Route{Name: "sitehealth." + test, Method: "GET", Interface: CMS, Path: "/cms-site-health/v1/tests/" + test, Server: AtOrigin})

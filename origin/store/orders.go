@@ -327,3 +327,28 @@ func (tx *Tx) OrdersToPick(ctx context.Context, t *schema.Tenant, refs []string,
 	}
 	return out, nil
 }
+
+// Orders returns a page of the store's orders for staff, with their total count: those in one of
+// statuses and one of fulfilment (either empty: any), by the time they were placed, oldest first
+// when asc.
+func (tx *Tx) Orders(ctx context.Context, t *schema.Tenant, statuses, fulfilment []string, asc bool, offset, limit int) ([]*Order, int, error) {
+	const where = ` FROM orders WHERE tenant_id = $1 AND (cardinality($2::text[]) = 0 OR status = ANY($2))
+		AND (cardinality($3::text[]) = 0 OR fulfillment_status = ANY($3))`
+	if statuses == nil {
+		statuses = []string{}
+	}
+	if fulfilment == nil {
+		fulfilment = []string{}
+	}
+	var total int
+	if err := tx.pg.QueryRow(ctx, `SELECT count(*)`+where, t.ID, statuses, fulfilment).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	order := ` ORDER BY created_at DESC, id DESC`
+	if asc {
+		order = ` ORDER BY created_at, id`
+	}
+	out, err := appendRows(ctx, tx.pg, []*Order{}, `SELECT `+orderColumns+where+order+` LIMIT $4 OFFSET $5`, scanOrder,
+		t.ID, statuses, fulfilment, limit, offset)
+	return out, total, err
+}

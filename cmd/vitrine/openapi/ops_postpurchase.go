@@ -33,6 +33,10 @@ func postPurchaseOperations() map[string]Operation {
 			Description: "The message is kept, with the client's IP, for staff to read in the admin API. Limited to 5 a minute " +
 				"per client.",
 			Request: origin.ContactInput{}, Answers: []Answer{created(origin.ContactReceipt{})}},
+		"admin.orders.list": {Summary: "List orders, newest first, by status and fulfilment status",
+			Description: "status and fulfillment_status each take a comma list (none: any). Paid orders not yet fully shipped: " +
+				"status=paid,partially_refunded&fulfillment_status=unfulfilled,partially_fulfilled&order=asc.",
+			Answers: []Answer{ok(schema.Page[schema.OrderView]{})}},
 		"admin.returns.list": {Summary: "List returns, newest first",
 			Answers: []Answer{ok(schema.Page[*store.Return]{})}},
 		"admin.returns.get": {Summary: "Get a return, with the most its refund may record",
