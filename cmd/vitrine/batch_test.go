@@ -154,15 +154,20 @@ func TestCMSBatchRefusesRoutesWithoutBatch(t *testing.T) {
 
 	// The requests, derived from the route table: captures are filled with ids (a uuid for an
 	// application password), which the batch check comes before.
-	capture := regexp.MustCompile(`\{[a-z_]+\}`)
+	capture := regexp.MustCompile(`\{[a-z_]+\*?\}`)
 	var requests []string
 	for _, r := range schema.Routes {
 		if r.Interface != schema.CMS || r.Batch || r.Method == "GET" {
 			continue
 		}
 		path := capture.ReplaceAllStringFunc(r.Path, func(c string) string {
-			if c == "{uuid}" {
+			switch c {
+			case "{uuid}":
 				return "6f1e7c2a-1b2c-4d3e-8f90-a1b2c3d4e5f6"
+			case "{id*}", "{parent*}": // a template id
+				return "vitrine-blocks//index"
+			case "{name*}": // an ability name
+				return "vitrine/get-post"
 			}
 			return "1"
 		})

@@ -32,13 +32,17 @@ try {
   out.apiFetchDistinct = new Set(all.map((p) => p.id)).size;
 
   // Templates by their string ids (theme//slug): the discovered route tree carries the
-  // two-segment capture, so wpapi builds .templates().id(…) and .templateParts().
-  const tpl = await cms.templates().id('vitrine-blocks//single').param('context', 'edit').get();
+  // two-segment capture, so wpapi builds .templates().id(…) and ['template-parts']() (wpapi
+  // camel-cases setters, not resource names).
+  // Templates are not public: these reads carry the editor's application password.
+  const creds = { username: process.env.CMS_USER, password: process.env.CMS_PASSWORD };
+  const tpl = await cms.templates().auth(creds).id('vitrine-blocks//single').param('context', 'edit').get();
   out.templateID = tpl.id;
   out.templateSource = tpl.source;
-  const headers = await cms.templateParts().param('area', 'header').get();
+  const headers = await cms['template-parts']().auth(creds).param('area', 'header').get();
   out.headerParts = headers.map((p) => p.id).join(',');
-  const home = await apiFetch({ path: '/cms/v2/templates/vitrine-blocks//home' });
+  const basic = 'Basic ' + Buffer.from(creds.username + ':' + creds.password).toString('base64');
+  const home = await apiFetch({ path: '/cms/v2/templates/vitrine-blocks//home', headers: { Authorization: basic } });
   out.apiFetchTemplate = home.id;
 } catch (e) {
   out.error = String(e && (e.stack || e.message || e));
