@@ -13,6 +13,8 @@ import (
 
 	"vitrine/edge"
 	"vitrine/sync/natstest"
+
+	"vitrine/schema"
 )
 
 // What an edge answers a lag probe: the store's applied and seen versions, whether it serves
@@ -22,18 +24,18 @@ func TestProbeAnswer(t *testing.T) {
 	now := time.Now()
 	for _, tc := range []struct {
 		name    string
-		req     edge.ProbeRequest
+		req     schema.LagProbe
 		cfg     edge.ProbeConfig
 		answers bool
-		want    edge.ProbeReply
+		want    schema.LagProbeReply
 	}{
-		{name: "a store it serves", req: edge.ProbeRequest{Tenant: "demo"}, cfg: edge.ProbeConfig{Name: "e1", Region: "eu"}, answers: true,
-			want: edge.ProbeReply{Edge: "e1", Region: "eu", Tenant: "demo", Serving: true, Version: f.feed.versions["demo"], Seen: f.feed.versions["demo"]}},
-		{name: "a store it does not know", req: edge.ProbeRequest{Tenant: "nope"}, cfg: edge.ProbeConfig{Name: "e1"}, answers: true,
-			want: edge.ProbeReply{Edge: "e1", Tenant: "nope"}},
-		{name: "its shard among others", req: edge.ProbeRequest{Tenant: "other"}, cfg: edge.ProbeConfig{Name: "e1", Shards: []int{3, 0}}, answers: true,
-			want: edge.ProbeReply{Edge: "e1", Tenant: "other", Serving: true, Version: f.feed.versions["other"], Seen: f.feed.versions["other"]}},
-		{name: "another shard", req: edge.ProbeRequest{Tenant: "demo", Shard: 0}, cfg: edge.ProbeConfig{Name: "e1", Shards: []int{1}}},
+		{name: "a store it serves", req: schema.LagProbe{Tenant: "demo"}, cfg: edge.ProbeConfig{Name: "e1", Region: "eu"}, answers: true,
+			want: schema.LagProbeReply{Edge: "e1", Region: "eu", Tenant: "demo", Serving: true, Version: f.feed.versions["demo"], Seen: f.feed.versions["demo"]}},
+		{name: "a store it does not know", req: schema.LagProbe{Tenant: "nope"}, cfg: edge.ProbeConfig{Name: "e1"}, answers: true,
+			want: schema.LagProbeReply{Edge: "e1", Tenant: "nope"}},
+		{name: "its shard among others", req: schema.LagProbe{Tenant: "other"}, cfg: edge.ProbeConfig{Name: "e1", Shards: []int{3, 0}}, answers: true,
+			want: schema.LagProbeReply{Edge: "e1", Tenant: "other", Serving: true, Version: f.feed.versions["other"], Seen: f.feed.versions["other"]}},
+		{name: "another shard", req: schema.LagProbe{Tenant: "demo", Shard: 0}, cfg: edge.ProbeConfig{Name: "e1", Shards: []int{1}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, ok := f.srv.Probe(tc.req, tc.cfg, now)
@@ -68,7 +70,7 @@ func TestDecodeProbeRequest(t *testing.T) {
 		{`{"tenant":7}`, false},
 		{`[]`, false},
 		{``, false},
-		{`{"tenant":"` + strings.Repeat("a", edge.MaxProbeBytes) + `"}`, false},
+		{`{"tenant":"` + strings.Repeat("a", schema.MaxLagProbeBytes) + `"}`, false},
 	} {
 		if _, ok := edge.DecodeProbeRequest([]byte(tc.in)); ok != tc.ok {
 			t.Errorf("%.60q: ok %v, want %v", tc.in, ok, tc.ok)
@@ -82,36 +84,36 @@ func FuzzDecodeProbeRequest(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		pr, ok := edge.DecodeProbeRequest(b)
-		if ok && (pr.Tenant == "" || pr.Shard < 0 || len(b) > edge.MaxProbeBytes) {
+		if ok && (pr.Tenant == "" || pr.Shard < 0 || len(b) > schema.MaxLagProbeBytes) {
 			t.Fatalf("accepted %q as %+v", b, pr)
 		}
-		if !ok && pr != (edge.ProbeRequest{}) {
+		if !ok && pr != (schema.LagProbe{}) {
 			t.Fatalf("refused %q but returned %+v", b, pr)
 		}
 	})
 }
 
 // gather publishes a probe about tenant on nc and collects the replies for wait.
-func gather(t *testing.T, nc *nats.Conn, tenant string, wait time.Duration) []edge.ProbeReply {
+func gather(t *testing.T, nc *nats.Conn, tenant string, wait time.Duration) []schema.LagProbeReply {
 	t.Helper()
-	inbox := edge.ProbeReplies("vitrine") + nuid.Next()
+	inbox := schema.LagProbeReplies("vitrine") + nuid.Next()
 	sub, err := nc.SubscribeSync(inbox)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sub.Unsubscribe()
-	body, _ := json.Marshal(edge.ProbeRequest{Tenant: tenant})
-	if err := nc.PublishRequest(edge.ProbeSubject("vitrine"), inbox, body); err != nil {
+	body, _ := json.Marshal(schema.LagProbe{Tenant: tenant})
+	if err := nc.PublishRequest(schema.LagProbeSubject("vitrine"), inbox, body); err != nil {
 		t.Fatal(err)
 	}
-	var out []edge.ProbeReply
+	var out []schema.LagProbeReply
 	deadline := time.Now().Add(wait)
 	for {
 		m, err := sub.NextMsg(time.Until(deadline))
 		if err != nil {
 			return out
 		}
-		var r edge.ProbeReply
+		var r schema.LagProbeReply
 		if err := json.Unmarshal(m.Data, &r); err != nil {
 			t.Fatalf("reply %q: %v", m.Data, err)
 		}
@@ -138,7 +140,7 @@ func TestAnswerProbesOverNATS(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := f.srv.AnswerProbes(cctx, nc, edge.ProbeConfig{Subject: edge.ProbeSubject("vitrine"), Name: name}); err != nil {
+			if err := f.srv.AnswerProbes(cctx, nc, edge.ProbeConfig{Subject: schema.LagProbeSubject("vitrine"), Name: name}); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -162,10 +164,10 @@ func TestAnswerProbesOverNATS(t *testing.T) {
 	// Malformed probes and probes without an inbox get nothing.
 	inbox := origin.NewInbox()
 	sub, _ := origin.SubscribeSync(inbox)
-	for _, body := range []string{`{`, `{"tenant":""}`, strings.Repeat("x", edge.MaxProbeBytes+1)} {
-		origin.PublishRequest(edge.ProbeSubject("vitrine"), inbox, []byte(body))
+	for _, body := range []string{`{`, `{"tenant":""}`, strings.Repeat("x", schema.MaxLagProbeBytes+1)} {
+		origin.PublishRequest(schema.LagProbeSubject("vitrine"), inbox, []byte(body))
 	}
-	origin.Publish(edge.ProbeSubject("vitrine"), []byte(`{"tenant":"demo"}`))
+	origin.Publish(schema.LagProbeSubject("vitrine"), []byte(`{"tenant":"demo"}`))
 	if m, err := sub.NextMsg(200 * time.Millisecond); err == nil {
 		t.Fatalf("answered a probe it should have ignored: %s", m.Data)
 	}
@@ -210,7 +212,7 @@ func TestProbePermissions(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			f.srv.AnswerProbes(ctx, nc, edge.ProbeConfig{Subject: edge.ProbeSubject("vitrine"), Name: name})
+			f.srv.AnswerProbes(ctx, nc, edge.ProbeConfig{Subject: schema.LagProbeSubject("vitrine"), Name: name})
 		}()
 	}
 	t.Cleanup(func() { cancel(); wg.Wait() })
@@ -236,15 +238,15 @@ func TestProbePermissions(t *testing.T) {
 	direct := conns["direct"]
 	inbox := direct.NewInbox()
 	sub, _ := direct.SubscribeSync(inbox)
-	direct.PublishRequest(edge.ProbeSubject("vitrine"), inbox, []byte(`{"tenant":"demo"}`))
-	if !saw(edge.ProbeSubject("vitrine")) {
+	direct.PublishRequest(schema.LagProbeSubject("vitrine"), inbox, []byte(`{"tenant":"demo"}`))
+	if !saw(schema.LagProbeSubject("vitrine")) {
 		t.Errorf("an edge's key published a probe: violations %q", violations)
 	}
 	if m, err := sub.NextMsg(300 * time.Millisecond); err == nil {
 		t.Errorf("a probe an edge published was answered: %s", m.Data)
 	}
 	// An edge writing to an origin's reply subject that sent it nothing.
-	oinbox := edge.ProbeReplies("vitrine") + nuid.Next()
+	oinbox := schema.LagProbeReplies("vitrine") + nuid.Next()
 	osub, _ := origin.SubscribeSync(oinbox)
 	origin.Flush()
 	direct.Publish(oinbox, []byte(`{"edge":"forged","tenant":"demo"}`))

@@ -177,6 +177,20 @@ func cannot(rq *handler.Request, code, msg string) *schema.Error {
 
 func can(rq *handler.Request, c schema.Capability) bool { return rq.User != nil && rq.User.Role.Can(c) }
 
+// canEditSomeType is WordPress's "edit_posts, or the edit_posts capability of any post type
+// shown in REST", which reading templates, the active theme and its styles needs (menus too: canReadMenus).
+func canEditSomeType(rq *handler.Request) bool {
+	if can(rq, schema.CapEditPosts) {
+		return true
+	}
+	for _, t := range schema.PostTypes {
+		if can(rq, t.Caps.Edit) {
+			return true
+		}
+	}
+	return false
+}
+
 // applyPost applies the input to p (a new post or a copy of the stored one), with WordPress's
 // status and date rules, at the transaction's clock.
 func applyPost(rq *handler.Request, now time.Time, in *postInput, p *schema.Post, old *schema.Post) {

@@ -54,20 +54,6 @@ func canReadGlobalStyles(rq *handler.Request) bool { return can(rq, schema.CapEd
 // edit_theme_options.
 func canEditGlobalStyles(rq *handler.Request) bool { return can(rq, schema.CapEditThemeOptions) }
 
-// canEditSomeType is WordPress's "edit_posts, or the edit_posts capability of any post type
-// shown in REST", which reading the active theme and its styles needs.
-func canEditSomeType(rq *handler.Request) bool {
-	if can(rq, schema.CapEditPosts) {
-		return true
-	}
-	for _, t := range schema.PostTypes {
-		if can(rq, t.Caps.Edit) {
-			return true
-		}
-	}
-	return false
-}
-
 // canReadThemeStyles is the permission of a theme's own styles and variations.
 func canReadThemeStyles(rq *handler.Request) bool {
 	return canEditSomeType(rq) || can(rq, schema.CapEditThemeOptions)

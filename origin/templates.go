@@ -49,20 +49,6 @@ var (
 		Message: "Templates based on theme files can't be removed."}
 )
 
-// canReadTemplates is WordPress's read check of templates: edit_posts, or the edit capability
-// of any post type served over REST.
-func canReadTemplates(rq *handler.Request) bool {
-	if can(rq, schema.CapEditPosts) {
-		return true
-	}
-	for _, t := range schema.PostTypes {
-		if can(rq, t.Caps.Edit) {
-			return true
-		}
-	}
-	return false
-}
-
 // templatesForbidden is the refusal of every templates route: 401 anonymous, 403 signed in.
 func templatesForbidden(rq *handler.Request) error {
 	return cannot(rq, "rest_cannot_manage_templates", "Sorry, you are not allowed to access the templates on this site.")
@@ -145,7 +131,7 @@ func themeName(th *schema.Theme) string {
 // readTemplates runs a read's common start: its arguments, then the read permission.
 func readTemplates(ctx *fasthttp.RequestCtx, rq *handler.Request) (*schema.Args, error) {
 	args, err := requestArgs(ctx, rq.Route)
-	if err == nil && !canReadTemplates(rq) {
+	if err == nil && !canEditSomeType(rq) {
 		err = templatesForbidden(rq)
 	}
 	return args, err

@@ -21,7 +21,7 @@ func (s *Server) templatePermitted(rq *handler.Request, r *schema.Route, param f
 	rq.Route = r
 	switch name := strings.TrimPrefix(r.Name, "cms."+t.RestBase+"."); name {
 	case "list", "get", "lookup":
-		return canReadTemplates(rq), true
+		return canEditSomeType(rq), true
 	case "create", "update", "delete", "autosaves.create":
 		return can(rq, schema.CapEditThemeOptions), true
 	case "revisions.list", "revisions.get", "revisions.delete", "autosaves.get", "autosaves.list":

@@ -104,6 +104,23 @@ func (t *PostType) RevisionsPath(parent PostID) string { return t.Item(parent) +
 // revisionOrderBy are the orderings of a revisions collection (WordPress's revisions controller).
 var revisionOrderBy = []string{"date", "id", "include", "relevance", "slug", "include_slugs", "title"}
 
+// revisionListArgs are the arguments of a revisions collection (WordPress's revisions
+// controller).
+func revisionListArgs() []Arg {
+	return []Arg{
+		argContext,
+		cmsPageArg(),
+		// No default: without per_page every revision is listed.
+		{Name: "per_page", Type: ArgInt, HasMin: true, Min: 1, HasMax: true, Max: CMSMaxPerPage, Description: "Maximum number of items to be returned in result set."},
+		{Name: "search", Type: ArgString, Description: "Limit results to those matching a string."},
+		{Name: "exclude", Type: ArgIntList, Description: "Ensure result set excludes specific IDs."},
+		{Name: "include", Type: ArgIntList, Description: "Limit result set to specific IDs."},
+		{Name: "offset", Type: ArgInt, Description: "Offset the result set by a specific number of items."},
+		{Name: "order", Type: ArgString, Default: "desc", Enum: []string{"asc", "desc"}, Description: "Order sort attribute ascending or descending."},
+		{Name: "orderby", Type: ArgString, Default: "date", Enum: revisionOrderBy, Description: "Sort collection by object attribute."},
+	}
+}
+
 // revisionRoutes declares the revisions and autosaves routes of a post type: credentialed reads
 // and writes, answered by the origin (edges forward them), never batch-capable.
 func (t *PostType) revisionRoutes() []Route {
@@ -113,18 +130,7 @@ func (t *PostType) revisionRoutes() []Route {
 	var out []Route
 	if t.Revisions {
 		list := Route{Name: n + ".revisions.list", Method: "GET", Interface: CMS, Path: parent + "/revisions", Server: AtOrigin,
-			Auth: AuthStaff, Cap: t.Caps.Edit, Args: []Arg{
-				argContext,
-				cmsPageArg(),
-				// No default: without per_page every revision is listed.
-				{Name: "per_page", Type: ArgInt, HasMin: true, Min: 1, HasMax: true, Max: CMSMaxPerPage, Description: "Maximum number of items to be returned in result set."},
-				{Name: "search", Type: ArgString, Description: "Limit results to those matching a string."},
-				{Name: "exclude", Type: ArgIntList, Description: "Ensure result set excludes specific IDs."},
-				{Name: "include", Type: ArgIntList, Description: "Limit result set to specific IDs."},
-				{Name: "offset", Type: ArgInt, Description: "Offset the result set by a specific number of items."},
-				{Name: "order", Type: ArgString, Default: "desc", Enum: []string{"asc", "desc"}, Description: "Order sort attribute ascending or descending."},
-				{Name: "orderby", Type: ArgString, Default: "date", Enum: revisionOrderBy, Description: "Sort collection by object attribute."},
-			}}
+			Auth: AuthStaff, Cap: t.Caps.Edit, Args: revisionListArgs()}
 		get := context
 		get.Name, get.Method, get.Path = n+".revisions.get", "GET", parent+"/revisions/{id}"
 		del := Route{Name: n + ".revisions.delete", Method: "DELETE", Interface: CMS, Path: parent + "/revisions/{id}", Server: AtOrigin,

@@ -69,23 +69,6 @@ func designRoutes() []Route {
 	)
 }
 
-// revisionListArgs are the arguments of a revisions collection (WordPress's revisions
-// controller).
-func revisionListArgs() []Arg {
-	return []Arg{
-		argContext,
-		cmsPageArg(),
-		// No default: without per_page every revision is listed.
-		{Name: "per_page", Type: ArgInt, HasMin: true, Min: 1, HasMax: true, Max: CMSMaxPerPage, Description: "Maximum number of items to be returned in result set."},
-		{Name: "search", Type: ArgString, Description: "Limit results to those matching a string."},
-		{Name: "exclude", Type: ArgIntList, Description: "Ensure result set excludes specific IDs."},
-		{Name: "include", Type: ArgIntList, Description: "Limit result set to specific IDs."},
-		{Name: "offset", Type: ArgInt, Description: "Offset the result set by a specific number of items."},
-		{Name: "order", Type: ArgString, Default: "desc", Enum: []string{"asc", "desc"}, Description: "Order sort attribute ascending or descending."},
-		{Name: "orderby", Type: ArgString, Default: "date", Enum: revisionOrderBy, Description: "Sort collection by object attribute."},
-	}
-}
-
 // MaxAbilitiesPerPage bounds the abilities list's per_page.
 const MaxAbilitiesPerPage = 100
 

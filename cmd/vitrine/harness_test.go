@@ -339,7 +339,7 @@ func (s *system) startEdge(cfg edge.Config) *component {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	go srv.AnswerProbes(ctx, nc, edge.ProbeConfig{Subject: edge.ProbeSubject(s.fc.Prefix), Name: "edge " + ln.Addr().String()})
+	go srv.AnswerProbes(ctx, nc, edge.ProbeConfig{Subject: schema.LagProbeSubject(s.fc.Prefix), Name: "edge " + ln.Addr().String()})
 	hs := srv.HTTPServer()
 	c := &component{name: "edge", addr: ln.Addr().String(), rep: rep, fol: fol, edge: srv, cancel: cancel, done: make(chan struct{})}
 	go func() { hs.Serve(ln); close(c.done) }()

@@ -31,6 +31,8 @@ import (
 	"vitrine/sync/feed"
 	"vitrine/sync/natsembed"
 	"vitrine/sync/relay"
+
+	"vitrine/schema"
 )
 
 // group runs goroutines and waits for them; the first error cancels the others.
@@ -302,7 +304,7 @@ func (f flags) siteHealth() healthFlags {
 // config is the origin's site health configuration: its NATS connection, the state stream and
 // the lag probe's subject under fc, its replica's follower.
 func (h healthFlags) config(nc *nats.Conn, fc feed.Config, fol *feed.Follower) sitehealth.Config {
-	return sitehealth.Config{NATS: nc, Feed: fc, Follower: fol, ProbeSubject: edge.ProbeSubject(fc.Prefix),
+	return sitehealth.Config{NATS: nc, Feed: fc, Follower: fol, ProbeSubject: schema.LagProbeSubject(fc.Prefix),
 		OutboundURL: *h.outboundURL, OutboundTimeout: *h.outboundTimeout}
 }
 
@@ -318,7 +320,7 @@ func answerProbes(g *group, ctx context.Context, srv *edge.Server, nc *nats.Conn
 		host, _ := os.Hostname()
 		name = host + "/" + addr
 	}
-	cfg := edge.ProbeConfig{Subject: edge.ProbeSubject(fc.Prefix), Name: name, Region: *ef.region, Shards: shards}
+	cfg := edge.ProbeConfig{Subject: schema.LagProbeSubject(fc.Prefix), Name: name, Region: *ef.region, Shards: shards}
 	g.Go("probes", func() error { return srv.AnswerProbes(ctx, nc, cfg) })
 	return nil
 }

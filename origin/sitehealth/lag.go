@@ -16,31 +16,8 @@ import (
 	"vitrine/schema"
 )
 
-// The lag probe's wire form, which edge.AnswerProbes answers (edge/probe.go: ProbeRequest,
-// ProbeReply; the origin may not import the edge server package, so the members are restated
-// here, and the system test sitehealth_test.go runs both ends).
-
-// probeRequest asks the edges about one store.
-type probeRequest struct {
-	Tenant string `json:"tenant"`
-	Shard  int    `json:"shard"`
-}
-
-// ProbeReply is an edge's answer to a lag probe, as the origin reads it.
-type ProbeReply struct {
-	Edge             string  `json:"edge"`
-	Region           string  `json:"region,omitempty"`
-	Tenant           string  `json:"tenant"`
-	Serving          bool    `json:"serving"`
-	Version          int64   `json:"version"`
-	Seen             int64   `json:"seen"`
-	StalenessSeconds float64 `json:"staleness_seconds"`
-}
-
 // Bounds of what the origin accepts from edges.
 const (
-	// maxReplyBytes bounds one reply (edge.MaxProbeBytes).
-	maxReplyBytes = 4 << 10
 	// maxReplies bounds the replies gathered for one probe.
 	maxReplies = 1024
 	// maxNameBytes bounds an edge's name and region; longer ones are cut.
@@ -50,13 +27,13 @@ const (
 // DecodeProbeReply decodes an edge's reply about tenant: a JSON object of at most 4 KiB naming
 // the edge and the same tenant, with versions and staleness that are not negative. ok is false
 // for anything else, which the probe ignores. Names are cut to 200 bytes.
-func DecodeProbeReply(b []byte, tenant string) (ProbeReply, bool) {
-	var r ProbeReply
-	if len(b) == 0 || len(b) > maxReplyBytes || json.Unmarshal(b, &r) != nil {
-		return ProbeReply{}, false
+func DecodeProbeReply(b []byte, tenant string) (schema.LagProbeReply, bool) {
+	var r schema.LagProbeReply
+	if len(b) == 0 || len(b) > schema.MaxLagProbeBytes || json.Unmarshal(b, &r) != nil {
+		return schema.LagProbeReply{}, false
 	}
 	if r.Edge == "" || r.Tenant != tenant || r.Version < 0 || r.Seen < 0 || !(r.StalenessSeconds >= 0) || r.StalenessSeconds > 1e9 {
-		return ProbeReply{}, false
+		return schema.LagProbeReply{}, false
 	}
 	r.Edge, r.Region = cut(r.Edge), cut(r.Region)
 	return r, true
@@ -191,12 +168,12 @@ func describe(r ReplicaLag, head int64) string {
 
 // probe publishes a lag probe about info's store and gathers the edges' replies for ProbeWait,
 // sorted by name. asked is false without a NATS connection.
-func (s *Service) probe(info *schema.Tenant) (replies []ProbeReply, asked bool, err error) {
+func (s *Service) probe(info *schema.Tenant) (replies []schema.LagProbeReply, asked bool, err error) {
 	nc := s.cfg.NATS
 	if nc == nil {
 		return nil, false, nil
 	}
-	body, err := json.Marshal(probeRequest{Tenant: info.Slug, Shard: info.Shard})
+	body, err := json.Marshal(schema.LagProbe{Tenant: info.Slug, Shard: info.Shard})
 	if err != nil {
 		return nil, true, err
 	}
@@ -207,7 +184,7 @@ func (s *Service) probe(info *schema.Tenant) (replies []ProbeReply, asked bool, 
 		return nil, true, err
 	}
 	defer sub.Unsubscribe()
-	sub.SetPendingLimits(maxReplies, maxReplies*maxReplyBytes)
+	sub.SetPendingLimits(maxReplies, maxReplies*schema.MaxLagProbeBytes)
 	if err := nc.PublishRequest(s.cfg.ProbeSubject, inbox, body); err != nil {
 		return nil, true, err
 	}

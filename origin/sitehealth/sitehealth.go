@@ -53,7 +53,7 @@ type Config struct {
 	// Follower is the origin replica's follower, whose consumer lag the nats test reports (nil:
 	// not reported).
 	Follower *feed.Follower
-	// ProbeSubject is the subject of lag probes (default: edge.ProbeSubject of Feed.Prefix,
+	// ProbeSubject is the subject of lag probes (default: schema.LagProbeSubject of Feed.Prefix,
 	// "<prefix>_probe.lag"); ProbeWait how long replies are gathered (default 300ms).
 	ProbeSubject string
 	ProbeWait    time.Duration
@@ -93,7 +93,7 @@ const DefaultOutboundURL = "https://api.wordpress.org/"
 
 func (c Config) withDefaults() Config {
 	if c.ProbeSubject == "" {
-		c.ProbeSubject = c.Feed.WithDefaults().Prefix + "_probe.lag" // edge.ProbeSubject
+		c.ProbeSubject = schema.LagProbeSubject(c.Feed.WithDefaults().Prefix)
 	}
 	if c.ProbeWait <= 0 {
 		c.ProbeWait = 300 * time.Millisecond

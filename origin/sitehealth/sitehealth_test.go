@@ -242,7 +242,7 @@ func TestReplicaLag(t *testing.T) {
 	}
 	responder := ns.Connect(t)
 	sub, err := responder.Subscribe(edgeProbeSubject, func(m *nats.Msg) {
-		var pr probeRequest
+		var pr schema.LagProbe
 		if json.Unmarshal(m.Data, &pr) != nil || pr.Tenant != "shop" || !strings.HasPrefix(m.Reply, "vitrine_probe.reply.") {
 			t.Errorf("probe %q reply %q", m.Data, m.Reply)
 		}
@@ -273,7 +273,7 @@ func TestReplicaLag(t *testing.T) {
 	}
 }
 
-// edgeProbeSubject is edge.ProbeSubject("vitrine").
+// edgeProbeSubject is schema.LagProbeSubject("vitrine").
 const edgeProbeSubject = "vitrine_probe.lag"
 
 func TestDecodeProbeReply(t *testing.T) {
@@ -311,7 +311,7 @@ func FuzzDecodeProbeReply(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, ok := DecodeProbeReply(b, "shop")
 		if !ok {
-			if r != (ProbeReply{}) {
+			if r != (schema.LagProbeReply{}) {
 				t.Fatalf("refused %q but returned %+v", b, r)
 			}
 			return
