@@ -15,15 +15,25 @@ import (
 
 // BenchmarkTenantWriteCeiling measures replicated writes per second on one tenant (every write
 // of a tenant takes versions from the tenant's log row, so a tenant's writes serialise) and
-// spread over several tenants, with concurrent writers. Run with:
+// spread over several tenants, with concurrent writers, with the process's write queues
+// (queue.go) and without them (the baseline, in the same run), under the default retry budget:
+// refused/write counts the writes answered 503 because their retries ran out. Run with:
 //
 //	go test ./origin/store -run '^$' -bench TenantWriteCeiling -benchtime 3s
 func BenchmarkTenantWriteCeiling(b *testing.B) {
-	for _, tc := range []struct{ tenants, writers int }{{1, 1}, {1, 4}, {1, 16}, {4, 16}} {
-		b.Run(fmt.Sprintf("tenants=%d/writers=%d", tc.tenants, tc.writers), func(b *testing.B) {
+	for _, tc := range []struct {
+		tenants, writers int
+		queue            bool
+	}{{1, 1, false}, {1, 4, false}, {1, 4, true}, {1, 16, false}, {1, 16, true}, {1, 64, false}, {1, 64, true}, {4, 16, false}, {4, 16, true}} {
+		name := map[bool]string{false: "off", true: "on"}[tc.queue]
+		b.Run(fmt.Sprintf("tenants=%d/writers=%d/queue=%s", tc.tenants, tc.writers, name), func(b *testing.B) {
 			ctx := context.Background()
-			retries := atomic.Int64{}
-			db, _ := storetest.Open(b, store.Config{MaxConns: 32, MaxRetries: 1000, RetryBudget: time.Minute, OnRetry: func() { retries.Add(1) }})
+			retries, refused := atomic.Int64{}, atomic.Int64{}
+			cfg := store.Config{MaxConns: 32, OnRetry: func() { retries.Add(1) }}
+			if !tc.queue {
+				cfg.QueueDepth = -1
+			}
+			db, _ := storetest.Open(b, cfg)
 			type target struct {
 				t  *schema.Tenant
 				id schema.ProductID
@@ -61,7 +71,9 @@ func BenchmarkTenantWriteCeiling(b *testing.B) {
 							p.Prices = schema.Prices{"USD": old.Prices["USD"] + 1}
 							return tx.UpdateProduct(ctx, tg.t, old, &p)
 						})
-						if err != nil {
+						if schema.ErrorCode(err) == schema.CodeUnavailable {
+							refused.Add(1) // the retry budget ran out: a 503
+						} else if err != nil {
 							b.Error(err)
 							return
 						}
@@ -72,6 +84,7 @@ func BenchmarkTenantWriteCeiling(b *testing.B) {
 			el := time.Since(start)
 			b.ReportMetric(float64(b.N)/el.Seconds(), "writes/s")
 			b.ReportMetric(float64(retries.Load())/float64(b.N), "retries/write")
+			b.ReportMetric(float64(refused.Load())/float64(b.N), "refused/write")
 		})
 	}
 }

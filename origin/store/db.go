@@ -39,6 +39,11 @@ type Config struct {
 	OnCommit func(commits []LogCommit)
 	// Now returns the current time (tests fix it); default time.Now.
 	Now func() time.Time
+	// QueueDepth bounds how many of this process's transactions may wait for one log's write
+	// queue (queue.go; default DefaultQueueDepth); past it a transaction is refused at once, 503.
+	// A negative depth turns the queues off: transactions of one store collide in the database
+	// and retry (the baseline of the write-ceiling measurement).
+	QueueDepth int
 }
 
 // LogCommit is the last version a committed transaction took of one log.
@@ -53,6 +58,8 @@ type DB struct {
 	pool pool
 	cfg  Config
 	rec  *sqlRecorder // nil unless the URL asks for recording (RecordSQLParam)
+	// queues are the per-log write queues (queue.go); nil when Config.QueueDepth is negative.
+	queues *logQueues
 }
 
 // Open connects to the database at dsn (a PostgreSQL URL) and checks that it answers. The URL
@@ -112,7 +119,14 @@ func Open(ctx context.Context, dsn string, cfg Config) (*DB, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &DB{pool: pool{p}, cfg: cfg, rec: rec}, nil
+	if cfg.QueueDepth == 0 {
+		cfg.QueueDepth = DefaultQueueDepth
+	}
+	db := &DB{pool: pool{p}, cfg: cfg, rec: rec}
+	if cfg.QueueDepth > 0 {
+		db.queues = newLogQueues(cfg.QueueDepth)
+	}
+	return db, nil
 }
 
 // Close closes the pool (and writes the recorded SQL, when recording).
@@ -220,8 +234,22 @@ func (db *DB) tx(ctx context.Context, iso pgx.TxIsoLevel, fn func(tx *Tx) error)
 	}
 	deadline := time.Now().Add(db.cfg.RetryBudget)
 	backoff := db.cfg.BaseBackoff
+	hold := &queueHold{qs: db.queues}
+	var queued []string // the logs whose queues the next attempt waits for (queue.go)
 	for attempt := 0; ; attempt++ {
-		commits, err := db.attempt(ctx, iso, fn)
+		if len(queued) > 0 && db.queues != nil {
+			if err := hold.wait(ctx, queued, deadline); err != nil {
+				return nil, err
+			}
+		}
+		commits, took, err := db.attempt(ctx, iso, fn, hold)
+		hold.releaseAll()
+		if errors.Is(err, errQueued) {
+			// The attempt stopped before taking a log another transaction of this process
+			// holds: wait for it (and any log it took before) and run again, not as a retry.
+			queued, attempt = took, attempt-1
+			continue
+		}
 		if err == nil {
 			if len(commits) > 0 && db.cfg.OnCommit != nil {
 				db.cfg.OnCommit(commits)
@@ -240,6 +268,7 @@ func (db *DB) tx(ctx context.Context, iso pgx.TxIsoLevel, fn func(tx *Tx) error)
 		if !retryable(err) {
 			return nil, mapError(err)
 		}
+		queued = took // a retry waits its turn for the logs the failed attempt took
 		if attempt >= db.cfg.MaxRetries {
 			return nil, errBudget
 		}
@@ -262,10 +291,12 @@ func (db *DB) tx(ctx context.Context, iso pgx.TxIsoLevel, fn func(tx *Tx) error)
 	}
 }
 
-func (db *DB) attempt(ctx context.Context, iso pgx.TxIsoLevel, fn func(tx *Tx) error) ([]LogCommit, error) {
+// attempt runs fn once in a transaction and commits it. took lists the ids of the logs the
+// attempt took versions of, or tried to (errQueued), for the queues of the next attempt.
+func (db *DB) attempt(ctx context.Context, iso pgx.TxIsoLevel, fn func(tx *Tx) error, hold *queueHold) (commits []LogCommit, took []string, err error) {
 	pg, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: iso})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer pg.Rollback(context.WithoutCancel(ctx)) // no-op after Commit
 	if iso == pgx.Serializable {
@@ -274,24 +305,30 @@ func (db *DB) attempt(ctx context.Context, iso pgx.TxIsoLevel, fn func(tx *Tx) e
 		// the order writes became visible. Read first, a slower transaction that started earlier
 		// could see a concurrent one's commit yet date its own write before it. One round trip.
 		if _, err := pg.Exec(detach(ctx), "SELECT 1"); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	tx := &Tx{pg: txConn{pg}, db: db, now: db.now()}
-	if err := fn(tx); err != nil {
-		return nil, err
+	tx := &Tx{pg: txConn{pg}, db: db, now: db.now(), hold: hold}
+	defer func() { took = tx.took }()
+	err = fn(tx)
+	if tx.queued {
+		// Whatever fn made of errQueued, the attempt stopped at a held queue.
+		return nil, nil, errQueued
 	}
-	commits, err := tx.finish(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	commits, err = tx.finish(ctx)
+	if err != nil {
+		return nil, nil, err
 	}
 	if err := pg.Commit(detach(ctx)); err != nil {
 		if commitOutcomeUnknown(err) {
-			return nil, &commitUnknown{err}
+			return nil, nil, &commitUnknown{err}
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	return commits, nil
+	return commits, nil, nil
 }
 
 // retryable reports whether a whole-transaction retry may succeed.

@@ -29,3 +29,20 @@ func (db *DB) MigrateInterrupted(ctx context.Context, version string, i int) err
 
 // UniqueConstraintNames lists the constraints whose violations have their own message.
 func UniqueConstraintNames() []string { return slices.Sorted(maps.Keys(uniqueMessages)) }
+
+// QueuedLogs is how many logs have a write queue (something holds or waits for it).
+func (db *DB) QueuedLogs() int {
+	db.queues.mu.Lock()
+	defer db.queues.mu.Unlock()
+	return len(db.queues.m)
+}
+
+// QueueWaiters is how many transactions wait for the write queue of a log (a tenant id).
+func (db *DB) QueueWaiters(id string) int {
+	db.queues.mu.Lock()
+	defer db.queues.mu.Unlock()
+	if q := db.queues.m[id]; q != nil {
+		return q.refs - len(q.slot)
+	}
+	return 0
+}

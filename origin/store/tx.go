@@ -23,6 +23,11 @@ type Tx struct {
 	now    time.Time
 	logs   []*logState
 	events []Event
+	// hold is the attempt's write queues (queue.go); took the ids of the logs it took or tried
+	// to take, in order.
+	hold   *queueHold
+	took   []string
+	queued bool // the attempt stopped at a held queue (errQueued)
 }
 
 // logState tracks the versions one transaction takes of one log.
@@ -55,6 +60,11 @@ func (tx *Tx) logFor(ctx context.Context, id, name string) (*logState, error) {
 		if l.id == id {
 			return l, nil
 		}
+	}
+	tx.took = append(tx.took, id)
+	if tx.queued || !tx.hold.try(id) {
+		tx.queued = true
+		return nil, errQueued // another transaction of this process is taking this log: wait for it
 	}
 	var top int64
 	err := tx.pg.QueryRow(ctx, `UPDATE log_versions SET version = version + $2 WHERE log_id = $1 RETURNING version`,
