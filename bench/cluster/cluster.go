@@ -260,6 +260,21 @@ func (c *Cluster) PIDs() []int {
 	return out
 }
 
+// Running returns the running children (for CPU accounting by process).
+func (c *Cluster) Running() []*Process {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*Process
+	for _, p := range c.procs {
+		select {
+		case <-p.done:
+		default:
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // Dir is the cluster's temporary folder (children's logs and the NATS store); Close removes it.
 func (c *Cluster) Dir() string { return c.dir }
 

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -209,6 +210,41 @@ func readCPU(pids []int) cpuReading {
 		}
 	}
 	return r
+}
+
+// processCPU reads the CPU seconds of each running cluster child by name, and of the machine's
+// PostgreSQL (every process named postgres: its backends, checkpointer and WAL writer) as
+// "database".
+func processCPU(procs []*cluster.Process) map[string]float64 {
+	out := map[string]float64{}
+	for _, p := range procs {
+		if t, err := load.ProcessCPU(p.PID); err == nil {
+			out[p.Name] = t
+		}
+	}
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		if comm, err := os.ReadFile("/proc/" + d.Name() + "/comm"); err == nil && strings.TrimSpace(string(comm)) == "postgres" {
+			if t, err := load.ProcessCPU(pid); err == nil {
+				out["database"] += t
+			}
+		}
+	}
+	return out
+}
+
+// cpuByProcessBetween is the CPU each process used between two processCPU readings (a process
+// missing from either counts zero; a database backend that ended in between is not counted).
+func cpuByProcessBetween(a, b map[string]float64) map[string]float64 {
+	out := map[string]float64{}
+	for name, t := range b {
+		out[name] = max(0, t-a[name])
+	}
+	return out
 }
 
 // cpuBetween is the CPU used between two readings.

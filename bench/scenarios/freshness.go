@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -66,14 +67,18 @@ type FreshnessResult struct {
 	Ack load.Summary `json:"ack"`
 	// Timeouts counts watches the edge answered 503 (floor not reached in its 2 s), Mismatches
 	// watches whose body lacked the written value.
-	Timeouts   int            `json:"timeouts"`
-	Mismatches int            `json:"mismatches"`
-	Reads      []ReadLoad     `json:"reads"`
-	TargetP99  float64        `json:"target_p99_ms"`
-	Met        bool           `json:"met"`
-	CPU        load.CPUUsage  `json:"cpu"`
-	Method     string         `json:"method"`
-	Statuses   map[string]int `json:"write_statuses,omitempty"`
+	Timeouts   int           `json:"timeouts"`
+	Mismatches int           `json:"mismatches"`
+	Reads      []ReadLoad    `json:"reads"`
+	TargetP99  float64       `json:"target_p99_ms"`
+	Met        bool          `json:"met"`
+	CPU        load.CPUUsage `json:"cpu"`
+	// CPUByProcess is each server process's CPU seconds during the window (nats, relay,
+	// origin, edge-N, and the machine's PostgreSQL as database): the cost of the writes, and on
+	// edges of the reads as well.
+	CPUByProcess map[string]float64 `json:"cpu_by_process"`
+	Method       string             `json:"method"`
+	Statuses     map[string]int     `json:"write_statuses,omitempty"`
 }
 
 // ReadLoad is the read load one edge carried during a measurement.
@@ -138,12 +143,12 @@ func runFreshness(ctx context.Context, env bench.Env) (_ report.Section, err err
 	if err := w.run(ctx, plan.warmup, false); err != nil {
 		return sec, err
 	}
-	cpuStart := readCPU(c.PIDs())
+	cpuStart, procStart := readCPU(c.PIDs()), processCPU(c.Running())
 	progress(env, "freshness: %.0f writes/s for %s, %.0f reads/s on each of %d edges", plan.writeRate, plan.duration, plan.readRate, plan.edges)
 	if err := w.run(ctx, plan.duration, true); err != nil {
 		return sec, err
 	}
-	cpuEnd := readCPU(c.PIDs())
+	cpuEnd, procEnd := readCPU(c.PIDs()), processCPU(c.Running())
 	readWG.Wait()
 	for i, e := range readErrs {
 		if e != nil {
@@ -158,7 +163,7 @@ func runFreshness(ctx context.Context, env bench.Env) (_ report.Section, err err
 		Writes: w.writes, WriteErrors: w.writeErrors, LateWrites: w.late, ReadRatePerEdge: plan.readRate,
 		Overall: w.overall.Summary(), Ack: w.ack.Summary(), PerEdge: map[string]load.Summary{}, Timeouts: w.timeouts,
 		Mismatches: w.mismatches, TargetP99: float64(freshnessTargetP99) / 1e6, Method: freshnessMethod, Statuses: w.statuses,
-		CPU: cpuBetween(cpuStart, cpuEnd)}
+		CPU: cpuBetween(cpuStart, cpuEnd), CPUByProcess: cpuByProcessBetween(procStart, procEnd)}
 	p99 := w.overall.ValueAtQuantile(0.99)
 	res.Met = w.overall.Count() > 0 && p99 <= freshnessTargetP99 && w.timeouts == 0 && w.mismatches == 0
 	table := report.Table{Title: "Acknowledgement to visible (ms)", Header: []string{"edge", "writes", "p50", "p90", "p99", "p99.9", "max"}}
@@ -193,7 +198,24 @@ func runFreshness(ctx context.Context, env bench.Env) (_ report.Section, err err
 		fmt.Sprintf("CPU during the window: servers %.2f s, bench process %.2f s, other %.2f s over %.1f s.", res.CPU.Server, res.CPU.Generator, res.CPU.Other, res.CPU.Wall),
 		"Method: " + freshnessMethod,
 	}
-	sec.Tables = []report.Table{table, ackTable, readTable}
+	cpuTable := report.Table{Title: "Server CPU during the window, by process (edges also serve the read load)",
+		Header: []string{"process", "CPU s", "cores busy", "ms per acknowledged write"}}
+	acked := max(1, w.writes-w.writeErrors)
+	var names []string
+	for name := range res.CPUByProcess {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	total := 0.0
+	for _, name := range names {
+		t := res.CPUByProcess[name]
+		total += t
+		cpuTable.Rows = append(cpuTable.Rows, []string{name, strconv.FormatFloat(t, 'f', 2, 64),
+			strconv.FormatFloat(t/res.CPU.Wall, 'f', 2, 64), strconv.FormatFloat(1000*t/float64(acked), 'f', 2, 64)})
+	}
+	cpuTable.Rows = append(cpuTable.Rows, []string{"all", strconv.FormatFloat(total, 'f', 2, 64),
+		strconv.FormatFloat(total/res.CPU.Wall, 'f', 2, 64), strconv.FormatFloat(1000*total/float64(acked), 'f', 2, 64)})
+	sec.Tables = []report.Table{table, ackTable, readTable, cpuTable}
 	sec.Plots = []report.Plot{plot}
 	sec.Data = res
 	return sec, nil
