@@ -22,6 +22,9 @@ type Env struct {
 	Out string
 	// Short asks for the short version (make bench: every scenario, all in under 5 minutes).
 	Short bool
+	// Profile asks scenarios that support it (freshness) to save a CPU profile of each server
+	// process over their measured window (<name>.cpu.pprof in Out; `go tool pprof` reads them).
+	Profile bool
 	// Cores are the CPUs of the machine (as numbered by the kernel); ServerCPUs and LoadCPUs
 	// split them.
 	Cores []int

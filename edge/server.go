@@ -580,7 +580,7 @@ func (s *Server) read(ctx *fasthttp.RequestCtx, r *schema.Route) {
 	if !resp.Expires.IsZero() {
 		expires = resp.Expires.UnixNano()
 	}
-	e := cache.Build(ck, resp.Status, contentType, resp.Body, resp.Deps, expires, headers, pipeline.RouteIndex(r))
+	e := cache.BuildFor(ck, resp.Status, contentType, resp.Body, resp.Deps, expires, headers, pipeline.RouteIndex(r), st.Headers.AcceptEncoding)
 	s.cache.Put(cache.Hash(ck), e)
 	s.fills.Inc()
 	if st.shaped {
@@ -599,7 +599,7 @@ func (s *Server) serveShaped(ctx *fasthttp.RequestCtx, iface schema.Interface, t
 	sh := pipeline.ParseShape(ctx.QueryArgs())
 	out := sh.Apply(e.Status, e.Headers, e.Identity, apiRoot(t))
 	sk := sh.Key(bytes.Clone(e.Key))
-	se := cache.Build(sk, out.Status, string(out.ContentType), out.Body, e.Deps, e.Expires, out.Headers, e.Route)
+	se := cache.BuildFor(sk, out.Status, string(out.ContentType), out.Body, e.Deps, e.Expires, out.Headers, e.Route, st.Headers.AcceptEncoding)
 	s.cache.Put(cache.Hash(sk), se)
 	s.alias(se, st.rawKey)
 	s.serve(ctx, iface, t, se, &st.Headers, cs)
@@ -695,6 +695,11 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx, iface schema.Interface, t *repl
 		s.notModified.Inc()
 		s.http.Observe(ctx, e.Route, fasthttp.StatusNotModified)
 		return
+	}
+	if up := e.Upgrade(hs.AcceptEncoding); up != nil {
+		// The first request for a coding the entry lacks makes it (cache.BuildFor), once.
+		s.cache.Put(cache.Hash(up.Key), up)
+		e = up
 	}
 	body, enc := e.Body(hs.AcceptEncoding)
 	if enc != nil {

@@ -7,8 +7,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -275,6 +277,53 @@ func (c *Cluster) Running() []*Process {
 	return out
 }
 
+// ProfileCPU saves a CPU profile of every running child with an ops address over d, each to
+// dir/<name>.cpu.pprof, all at once; it returns when every profile is written.
+func (c *Cluster) ProfileCPU(ctx context.Context, d time.Duration, dir string) error {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
+	for _, p := range c.Running() {
+		if p.OpsAddr == "" {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := func() error {
+				req, err := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", p.OpsAddr, int(d.Seconds())), nil)
+				if err != nil {
+					return err
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					return err
+				}
+				defer resp.Body.Close()
+				if resp.StatusCode != 200 {
+					return fmt.Errorf("%s: profile: %s", p.Name, resp.Status)
+				}
+				f, err := os.Create(filepath.Join(dir, p.Name+".cpu.pprof"))
+				if err != nil {
+					return err
+				}
+				if _, err := io.Copy(f, resp.Body); err != nil {
+					f.Close()
+					return err
+				}
+				return f.Close()
+			}()
+			if err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
 // Dir is the cluster's temporary folder (children's logs and the NATS store); Close removes it.
 func (c *Cluster) Dir() string { return c.dir }
 
@@ -374,6 +423,8 @@ func (c *Cluster) start(name, addr, ops string, args ...string) (*Process, error
 		// The bench's orders pay with tok_visa: the test provider, named explicitly.
 		"VITRINE_PAYMENTS=test",
 		"VITRINE_LOG_LEVEL="+c.cfg.LogLevel,
+		// Go's profiles on each child's (loopback) ops address, for scenarios that profile.
+		"VITRINE_PPROF=1",
 	)
 	cmd.Stdout, cmd.Stderr = f, f
 	// The kernel ends the child if this process dies without running Close.

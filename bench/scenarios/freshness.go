@@ -145,8 +145,17 @@ func runFreshness(ctx context.Context, env bench.Env) (_ report.Section, err err
 	}
 	cpuStart, procStart := readCPU(c.PIDs()), processCPU(c.Running())
 	progress(env, "freshness: %.0f writes/s for %s, %.0f reads/s on each of %d edges", plan.writeRate, plan.duration, plan.readRate, plan.edges)
+	profiled := make(chan error, 1)
+	if env.Profile {
+		go func() { profiled <- c.ProfileCPU(ctx, plan.duration, env.Out) }()
+	} else {
+		profiled <- nil
+	}
 	if err := w.run(ctx, plan.duration, true); err != nil {
 		return sec, err
+	}
+	if err := <-profiled; err != nil {
+		return sec, fmt.Errorf("profiles: %w", err)
 	}
 	cpuEnd, procEnd := readCPU(c.PIDs()), processCPU(c.Running())
 	readWG.Wait()

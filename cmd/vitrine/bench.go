@@ -39,6 +39,7 @@ func runBench(ctx context.Context, args []string) error {
 	f := newFlags("bench")
 	c := f.common()
 	short := f.Bool("short", false, "the short version of each scenario (make bench: all of them in under 5 minutes)")
+	profile := f.Bool("profile", false, "save a CPU profile of each server process over the freshness window (<process>.cpu.pprof in the results folder)")
 	out := f.String("out", "VITRINE_BENCH_OUT", "", "results folder (default bench/results/<date>-<scenario>)")
 	split := f.String("cpus", "VITRINE_BENCH_CPUS", "", "server and generator CPUs as SERVER/LOAD lists, e.g. 0/1 or 0-1/2-3 (default: half each; 'none' to not pin)")
 	f.Usage = func() {
@@ -101,7 +102,7 @@ func runBench(ctx context.Context, args []string) error {
 		return err
 	}
 	defer logFile.Close()
-	env := bench.Env{Binary: binary, DatabaseURL: *c.databaseURL, Out: *out, Short: *short, Cores: cores,
+	env := bench.Env{Binary: binary, DatabaseURL: *c.databaseURL, Out: *out, Short: *short, Profile: *profile, Cores: cores,
 		ServerCPUs: serverCPUs, LoadCPUs: loadCPUs, Progress: progress.update,
 		Log: slog.New(slog.NewJSONHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo}))}
 	meta := report.Meta{Command: "vitrine bench " + strings.Join(args, " "), Started: started, Machine: machine(),

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/nats-io/nats.go"
 	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/pprofhandler"
 
 	"vitrine/edge/replica"
 	"vitrine/origin/store"
@@ -109,6 +111,8 @@ type common struct {
 	logLevel    *string
 	prefix      *string
 	nats        natsAuth
+	// profiles serves Go's profiles (/debug/pprof/) on the process's ops address.
+	profiles *bool
 }
 
 // natsAuth are the NATS credentials and TLS settings of a process (decision 21: outside `vitrine
@@ -130,6 +134,7 @@ func (f flags) common() common {
 		natsURL:     f.String("nats-url", "VITRINE_NATS_URL", defaultNATSURL, "NATS URL (nats-server 2.12 or newer, e.g. `vitrine nats`)"),
 		logLevel:    f.String("log-level", "VITRINE_LOG_LEVEL", "info", "log level: debug, info, warn, error"),
 		prefix:      f.String("subject-prefix", "VITRINE_SUBJECT_PREFIX", "vitrine", "first token of every NATS subject"),
+		profiles:    f.EnvBool("pprof", "VITRINE_PPROF", false, "serve Go's runtime profiles at /debug/pprof/ on the ops address (CPU, heap, goroutines: for measuring; keep the ops address private)"),
 		nats: natsAuth{
 			creds:    f.String("nats-creds", "VITRINE_NATS_CREDS", "", "NATS credentials file (JWT and seed, operator mode)"),
 			nkey:     f.String("nats-nkey", "VITRINE_NATS_NKEY", "", "file holding the NATS user nkey seed of this process's role (deploy/nats)"),
@@ -413,8 +418,8 @@ func b2u(b bool) uint64 {
 }
 
 // serveOps serves /metrics, /healthz and /readyz on addr until ctx ends.
-func serveOps(ctx context.Context, addr string, set *metrics.Set, ready func() bool, log *slog.Logger) {
-	serveOpsDetail(ctx, addr, set, func(time.Time) (int, []byte) {
+func serveOps(ctx context.Context, addr string, profiles bool, set *metrics.Set, ready func() bool, log *slog.Logger) {
+	serveOpsDetail(ctx, addr, profiles, set, func(time.Time) (int, []byte) {
 		if ready != nil && !ready() {
 			return fasthttp.StatusServiceUnavailable, []byte("not ready\n")
 		}
@@ -424,7 +429,8 @@ func serveOps(ctx context.Context, addr string, set *metrics.Set, ready func() b
 
 // serveOpsDetail is serveOps with a /readyz answer of the process's own: its status and body
 // (an edge's names each shard's staleness and whether it is degraded: edge.Server.Readiness).
-func serveOpsDetail(ctx context.Context, addr string, set *metrics.Set, readiness func(now time.Time) (int, []byte), log *slog.Logger) {
+// With profiles, Go's runtime profiles are served at /debug/pprof/ too (--pprof).
+func serveOpsDetail(ctx context.Context, addr string, profiles bool, set *metrics.Set, readiness func(now time.Time) (int, []byte), log *slog.Logger) {
 	if addr == "" || addr == "off" {
 		return
 	}
@@ -444,6 +450,10 @@ func serveOpsDetail(ctx context.Context, addr string, set *metrics.Set, readines
 			c.SetStatusCode(status)
 			c.SetBody(body)
 		default:
+			if profiles && bytes.HasPrefix(c.Path(), []byte("/debug/pprof/")) {
+				pprofhandler.PprofHandler(c)
+				return
+			}
 			c.SetStatusCode(fasthttp.StatusNotFound)
 		}
 	}}

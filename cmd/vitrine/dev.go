@@ -190,7 +190,7 @@ func runDev(ctx context.Context, args []string) error {
 	g.Go("work", func() error { return osrv.RunWork(gctx) })
 	g.Go("maintenance", func() error { return osrv.Maintain(gctx) })
 	g.Go("edge", func() error { return esrv.Run(gctx, *edgeAddr) })
-	serveOpsDetail(gctx, *opsAddr, set, func(now time.Time) (int, []byte) {
+	serveOpsDetail(gctx, *opsAddr, *c.profiles, set, func(now time.Time) (int, []byte) {
 		// The edge's detail (readiness and staleness per shard); not ready while the origin's
 		// replica is not.
 		status, detail := esrv.Readiness(now)

@@ -217,7 +217,7 @@ func runOrigin(ctx context.Context, args []string) error {
 	observe(set, "origin", rep, fol, nil)
 	observeDB(set, db)
 	srv.SetAccessLog(newAccessLog(alw, "origin"))
-	serveOps(gctx, *ops, set, rep.Ready, log)
+	serveOps(gctx, *ops, *c.profiles, set, rep.Ready, log)
 	g.Go("origin", func() error { return srv.Run(gctx, *addr) })
 	g.Go("work", func() error { return srv.RunWork(gctx) })
 	g.Go("maintenance", func() error { return srv.Maintain(gctx) })
@@ -256,7 +256,7 @@ func runRelay(ctx context.Context, args []string) error {
 	}
 	observe(set, "relay", nil, nil, r)
 	observeDB(set, db)
-	serveOps(ctx, *ops, set, func() bool { return !r.Stats().EpochMismatch }, log)
+	serveOps(ctx, *ops, *c.profiles, set, func() bool { return !r.Stats().EpochMismatch }, log)
 	log.Info("relay running")
 	return r.Run(ctx)
 }
@@ -416,7 +416,7 @@ func runEdge(ctx context.Context, args []string) error {
 	if err := answerProbes(g, gctx, srv, nc, c.feed(), ef, *addr); err != nil {
 		return err
 	}
-	serveOpsDetail(gctx, *ops, set, srv.Readiness, log)
+	serveOpsDetail(gctx, *ops, *c.profiles, set, srv.Readiness, log)
 	g.Go("edge", func() error { return srv.Run(gctx, *addr) })
 	log.Info("edge listening", "addr", *addr, "origin", *originURL)
 	<-gctx.Done()

@@ -80,6 +80,21 @@ var zstdEncoder = sync.OnceValue(func() *zstd.Encoder {
 // All the bytes of the entry live in one allocation, so its cost is exact and its fields cannot
 // be extended into each other by append.
 func Build(key []byte, status int, contentType string, body []byte, deps []Dep, expires int64, headers [][2][]byte, route int) *Entry {
+	return build(key, status, contentType, body, deps, expires, headers, route, codingAll, nil)
+}
+
+// BuildFor is Build compressing only into the coding the filling request prefers among those
+// its Accept-Encoding accepts (br, then zstd, then gzip; none for a request that accepts none):
+// the others are made when a request first asks for them (Entry.Upgrade). Measured on the
+// freshness bench, pre-compressing every fill three ways was most of an edge's CPU when writes
+// keep invalidating pages, for clients that each only ever take one coding.
+func BuildFor(key []byte, status int, contentType string, body []byte, deps []Dep, expires int64, headers [][2][]byte, route int, acceptEncoding []byte) *Entry {
+	return build(key, status, contentType, body, deps, expires, headers, route, preferred(acceptedCodings(acceptEncoding)), nil)
+}
+
+// build makes an entry compressing body into the codings of the set (from has the compressed
+// forms already made, reused instead of compressed again; nil for none).
+func build(key []byte, status int, contentType string, body []byte, deps []Dep, expires int64, headers [][2][]byte, route int, codings uint8, from *Entry) *Entry {
 	for _, d := range deps {
 		if d.Ctr == nil {
 			panic("cache: Build with a nil Dep.Ctr")
@@ -89,17 +104,28 @@ func Build(key []byte, status int, contentType string, body []byte, deps []Dep, 
 	// Compressed forms go one after the other into a scratch buffer, then into the arena.
 	var scratch []byte
 	var gz, zs, br []byte
+	tried := uint8(0)
 	if len(body) >= MinCompressSize {
-		scratch = make([]byte, 0, len(body)+len(body)/2)
-		scratch, gz = appendCompressed(scratch, body, func(dst []byte) []byte {
-			return fasthttp.AppendGzipBytesLevel(dst, body, gzipLevel)
-		})
-		scratch, zs = appendCompressed(scratch, body, func(dst []byte) []byte {
-			return zstdEncoder().EncodeAll(body, dst)
-		})
-		scratch, br = appendCompressed(scratch, body, func(dst []byte) []byte {
-			return fasthttp.AppendBrotliBytesLevel(dst, body, brotliLevel)
-		})
+		tried = codings
+		if from != nil {
+			gz, zs, br = from.Gzip, from.Zstd, from.Brotli
+		}
+		scratch = make([]byte, 0, len(body)/2)
+		if codings&codingGzip != 0 && gz == nil && (from == nil || from.tried&codingGzip == 0) {
+			scratch, gz = appendCompressed(scratch, body, func(dst []byte) []byte {
+				return fasthttp.AppendGzipBytesLevel(dst, body, gzipLevel)
+			})
+		}
+		if codings&codingZstd != 0 && zs == nil && (from == nil || from.tried&codingZstd == 0) {
+			scratch, zs = appendCompressed(scratch, body, func(dst []byte) []byte {
+				return zstdEncoder().EncodeAll(body, dst)
+			})
+		}
+		if codings&codingBr != 0 && br == nil && (from == nil || from.tried&codingBr == 0) {
+			scratch, br = appendCompressed(scratch, body, func(dst []byte) []byte {
+				return fasthttp.AppendBrotliBytesLevel(dst, body, brotliLevel)
+			})
+		}
 	}
 
 	var etag [18]byte
@@ -128,6 +154,7 @@ func Build(key []byte, status int, contentType string, body []byte, deps []Dep, 
 		Gzip:        a.add(gz),
 		Zstd:        a.add(zs),
 		Brotli:      a.add(br),
+		tried:       tried,
 	}
 	if len(deps) > 0 {
 		e.Deps = append([]Dep(nil), deps...)

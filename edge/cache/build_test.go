@@ -201,3 +201,58 @@ func BenchmarkBuild(b *testing.B) {
 		})
 	}
 }
+
+// BuildFor compresses only into the coding the filling request prefers; Upgrade adds the coding
+// a later request prefers, once, keeping what the entry had, and never tries a coding again
+// (not even one that did not shrink the body).
+func TestBuildForAndUpgrade(t *testing.T) {
+	body := productsJSON(8 << 10)
+	forms := func(e *cache.Entry) string {
+		return fmt.Sprintf("br=%v zstd=%v gzip=%v", e.Brotli != nil, e.Zstd != nil, e.Gzip != nil)
+	}
+	tests := []struct {
+		name, fill, want string
+		upgrades       []string // Accept-Encoding values of later requests, in order
+		after          string
+		upgradedBy     []bool
+	}{
+		{"no coding accepted", "", "br=false zstd=false gzip=false", []string{"gzip"}, "br=false zstd=false gzip=true", []bool{true}},
+		{"browser", "gzip, deflate, br, zstd", "br=true zstd=false gzip=false", []string{"gzip, br", "zstd", "zstd;q=1, gzip"}, "br=true zstd=true gzip=false", []bool{false, true, false}},
+		{"gzip only", "gzip", "br=false zstd=false gzip=true", []string{"identity", "br;q=0, gzip"}, "br=false zstd=false gzip=true", []bool{false, false}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := cache.BuildFor([]byte("k"), 200, "application/json", body, nil, 0, nil, 3, []byte(tc.fill))
+			if got := forms(e); got != tc.want {
+				t.Fatalf("filled: %s, want %s", got, tc.want)
+			}
+			for i, ae := range tc.upgrades {
+				up := e.Upgrade([]byte(ae))
+				if (up != nil) != tc.upgradedBy[i] {
+					t.Fatalf("Upgrade(%q) = %v, want upgraded %v", ae, up != nil, tc.upgradedBy[i])
+				}
+				if up != nil {
+					if !bytes.Equal(up.Identity, e.Identity) || !bytes.Equal(up.ETag, e.ETag) || up.Route != 3 || string(up.Key) != "k" {
+						t.Fatalf("upgraded entry changed its content: %+v", up)
+					}
+					e = up
+				}
+			}
+			if got := forms(e); got != tc.after {
+				t.Errorf("after upgrades: %s, want %s", got, tc.after)
+			}
+			// What each form holds is the body.
+			if e.Gzip != nil && !bytes.Equal(gunzip(t, e.Gzip), body) {
+				t.Error("gzip form differs")
+			}
+		})
+	}
+	// A body that does not shrink is tried once per coding, then left alone.
+	e := cache.BuildFor([]byte("k"), 200, "application/octet-stream", randomBytes(4<<10), nil, 0, nil, 0, []byte("br"))
+	if e.Brotli != nil || e.Upgrade([]byte("br")) != nil {
+		t.Error("an incompressible body is compressed again")
+	}
+	if up := e.Upgrade([]byte("gzip")); up == nil || up.Gzip != nil || up.Upgrade([]byte("gzip")) != nil {
+		t.Error("gzip of an incompressible body: tried more than once, or kept")
+	}
+}

@@ -38,8 +38,12 @@ type Entry struct {
 	// Identity is the uncompressed body.
 	Identity []byte
 	// Gzip, Zstd and Brotli are the compressed bodies. Each is nil when the body was too small
-	// to be worth compressing or when that compression did not shrink it.
+	// to be worth compressing, when that compression did not shrink it, or when no request has
+	// asked for it yet (BuildFor, Upgrade).
 	Gzip, Zstd, Brotli []byte
+	// tried is the set of codings compression was attempted for (so that a coding that did not
+	// shrink the body is not attempted again by Upgrade).
+	tried uint8
 }
 
 // Valid reports whether every dependency still holds and the entry has not expired at now (unix
@@ -91,6 +95,32 @@ func (e *Entry) Body(acceptEncoding []byte) (body []byte, contentEncoding []byte
 		body, contentEncoding = e.Gzip, encodingGzip
 	}
 	return body, contentEncoding
+}
+
+// preferred returns the stored coding a request accepting the set accepted is best served
+// (br, then zstd, then gzip, as Body breaks ties), or 0 for none.
+func preferred(accepted uint8) uint8 {
+	for _, c := range []uint8{codingBr, codingZstd, codingGzip} {
+		if accepted&c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+// Upgrade returns a copy of e that also holds the coding an Accept-Encoding value prefers, when
+// e lacks it and has not tried it (its body is worth compressing); nil when e already serves
+// that client as well as it can. The copy has its own allocation; e is not changed, so readers
+// holding it are unaffected. The caller stores the copy in e's place.
+func (e *Entry) Upgrade(acceptEncoding []byte) *Entry {
+	if len(acceptEncoding) == 0 || len(e.Identity) < MinCompressSize {
+		return nil
+	}
+	want := preferred(acceptedCodings(acceptEncoding))
+	if want == 0 || e.tried&want != 0 {
+		return nil
+	}
+	return build(e.Key, e.Status, string(e.ContentType), e.Identity, e.Deps, e.Expires, e.Headers, e.Route, e.tried|want, e)
 }
 
 // The content codings the cache stores, as bits of a set.
