@@ -1,7 +1,8 @@
 // Package cache is the edge's rendered-response cache. It keeps the response bodies of anonymous
-// public reads rendered once and pre-compressed once (gzip, zstd, brotli), so that a cache hit
-// does no encoding, no compression and no allocation: it is a map lookup, a key comparison, a few
-// atomic loads and an Accept-Encoding parse.
+// public reads rendered once and compressed once per coding (gzip, zstd, brotli: the coding the
+// filling request prefers at fill, another when a request first prefers it: BuildFor, Upgrade),
+// so that a cache hit does no encoding, no compression and no allocation: it is a map lookup, a
+// key comparison, a few atomic loads and an Accept-Encoding parse.
 //
 // The truth lives elsewhere (the edge's in-memory replica). The cache holds nothing but bodies
 // rendered from it, and may drop any of them at any time.
