@@ -212,9 +212,9 @@ func TestBuildForAndUpgrade(t *testing.T) {
 	}
 	tests := []struct {
 		name, fill, want string
-		upgrades       []string // Accept-Encoding values of later requests, in order
-		after          string
-		upgradedBy     []bool
+		upgrades         []string // Accept-Encoding values of later requests, in order
+		after            string
+		upgradedBy       []bool
 	}{
 		{"no coding accepted", "", "br=false zstd=false gzip=false", []string{"gzip"}, "br=false zstd=false gzip=true", []bool{true}},
 		{"browser", "gzip, deflate, br, zstd", "br=true zstd=false gzip=false", []string{"gzip, br", "zstd", "zstd;q=1, gzip"}, "br=true zstd=true gzip=false", []bool{false, true, false}},
