@@ -113,8 +113,8 @@ func preferred(accepted uint8) uint8 {
 // that client as well as it can. The copy has its own allocation; e is not changed, so readers
 // holding it are unaffected. The caller stores the copy in e's place.
 func (e *Entry) Upgrade(acceptEncoding []byte) *Entry {
-	if len(acceptEncoding) == 0 || len(e.Identity) < MinCompressSize {
-		return nil
+	if len(acceptEncoding) == 0 || e.tried == codingAll || len(e.Identity) < MinCompressSize {
+		return nil // the common hit: nothing to parse
 	}
 	want := preferred(acceptedCodings(acceptEncoding))
 	if want == 0 || e.tried&want != 0 {
