@@ -696,12 +696,11 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx, iface schema.Interface, t *repl
 		s.http.Observe(ctx, e.Route, fasthttp.StatusNotModified)
 		return
 	}
-	if up := e.Upgrade(hs.AcceptEncoding); up != nil {
+	up, body, enc := e.Serve(hs.AcceptEncoding)
+	if up != nil {
 		// The first request for a coding the entry lacks makes it (cache.BuildFor), once.
 		s.cache.Put(cache.Hash(up.Key), up)
-		e = up
 	}
-	body, enc := e.Body(hs.AcceptEncoding)
 	if enc != nil {
 		h.SetCanonical(keyContentEncoding, enc)
 	}

@@ -256,3 +256,26 @@ func TestBuildForAndUpgrade(t *testing.T) {
 		t.Error("gzip of an incompressible body: tried more than once, or kept")
 	}
 }
+
+// Serve answers as Upgrade then Body would, from one parse of the header.
+func TestEntryServe(t *testing.T) {
+	e := cache.BuildFor([]byte("k"), 200, "application/json", productsJSON(8<<10), nil, 0, nil, 0, []byte("br"))
+	for _, ae := range []string{"", "br", "gzip", "zstd, gzip", "identity;q=0", "br;q=0, gzip"} {
+		up, body, enc := e.Serve([]byte(ae))
+		wantUp := e.Upgrade([]byte(ae))
+		if (up != nil) != (wantUp != nil) {
+			t.Fatalf("Serve(%q) upgraded %v, Upgrade %v", ae, up != nil, wantUp != nil)
+		}
+		from := e
+		if up != nil {
+			from = up
+		}
+		wantBody, wantEnc := from.Body([]byte(ae))
+		if !bytes.Equal(body, wantBody) || !bytes.Equal(enc, wantEnc) {
+			t.Errorf("Serve(%q) = %q encoding, want %q", ae, enc, wantEnc)
+		}
+	}
+	if allocs := testing.AllocsPerRun(100, func() { e.Serve([]byte("br")) }); allocs != 0 {
+		t.Errorf("a hit that needs no coding allocates %v times", allocs)
+	}
+}

@@ -80,11 +80,30 @@ var (
 // coding is listed twice a refusal wins. Identity is always the fallback, even when the header
 // refuses it ("identity;q=0"): a cached read never fails for want of an encoding.
 func (e *Entry) Body(acceptEncoding []byte) (body []byte, contentEncoding []byte) {
-	body = e.Identity
 	if len(e.Brotli) == 0 && len(e.Zstd) == 0 && len(e.Gzip) == 0 {
-		return body, nil
+		return e.Identity, nil
+	}
+	return e.bodyFor(acceptedCodings(acceptEncoding))
+}
+
+// Serve is Upgrade then Body with one parse of the Accept-Encoding value: upgraded is the entry
+// to store in e's place when the client prefers a coding e has not tried (nil otherwise), and
+// body and contentEncoding come from it, or from e.
+func (e *Entry) Serve(acceptEncoding []byte) (upgraded *Entry, body, contentEncoding []byte) {
+	if len(acceptEncoding) == 0 {
+		return nil, e.Identity, nil
 	}
 	accepted := acceptedCodings(acceptEncoding)
+	if upgraded = e.upgradeFor(accepted); upgraded != nil {
+		e = upgraded
+	}
+	body, contentEncoding = e.bodyFor(accepted)
+	return upgraded, body, contentEncoding
+}
+
+// bodyFor is Body for a parsed set of accepted codings.
+func (e *Entry) bodyFor(accepted uint8) (body []byte, contentEncoding []byte) {
+	body = e.Identity
 	if accepted&codingBr != 0 && len(e.Brotli) > 0 && len(e.Brotli) < len(body) {
 		body, contentEncoding = e.Brotli, encodingBr
 	}
@@ -116,8 +135,13 @@ func (e *Entry) Upgrade(acceptEncoding []byte) *Entry {
 	if len(acceptEncoding) == 0 || e.tried == codingAll || len(e.Identity) < MinCompressSize {
 		return nil // the common hit: nothing to parse
 	}
-	want := preferred(acceptedCodings(acceptEncoding))
-	if want == 0 || e.tried&want != 0 {
+	return e.upgradeFor(acceptedCodings(acceptEncoding))
+}
+
+// upgradeFor is Upgrade for a parsed set of accepted codings.
+func (e *Entry) upgradeFor(accepted uint8) *Entry {
+	want := preferred(accepted)
+	if want == 0 || e.tried&want != 0 || len(e.Identity) < MinCompressSize {
 		return nil
 	}
 	return build(e.Key, e.Status, string(e.ContentType), e.Identity, e.Deps, e.Expires, e.Headers, e.Route, e.tried|want, e)
