@@ -228,28 +228,16 @@ func (s *Server) listGlobalStylesRevisions(ctx *fasthttp.RequestCtx, rq *handler
 		s.Fail(ctx, rq, err)
 		return
 	}
-	page, perPage, offset := int(args.Int("page")), int(args.Int("per_page")), int(args.Int("offset"))
-	total := len(revisions)
-	list, totalPages := revisions, min(total, 1)
+	page, perPage, total := int(args.Int("page")), int(args.Int("per_page")), len(revisions)
+	list := revisions
 	if perPage > 0 {
-		start := schema.PageOffset(args.Int("page"), args.Int("per_page"))
-		if offset != 0 {
-			start = min(max(offset, -offset), schema.MaxOffset) // WP_Query's absint
-		}
+		start := revisionStart(args) // revisions.go
 		list = revisions[min(start, total):min(start+perPage, total)]
-		totalPages = (total + perPage - 1) / perPage
 	}
-	if total > 0 {
-		switch {
-		case offset >= total:
-			s.Fail(ctx, rq, &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_revision_invalid_offset_number", Field: "offset",
-				Message: "The offset number requested is larger than or equal to the number of available revisions."})
-			return
-		case offset == 0 && page > totalPages:
-			s.Fail(ctx, rq, &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_revision_invalid_page_number", Field: "page",
-				Message: "The page number requested is larger than the number of pages available."})
-			return
-		}
+	totalPages, err := revisionPages(args, total)
+	if err != nil {
+		s.Fail(ctx, rq, err)
+		return
 	}
 	out := make([]*schema.GlobalStylesRevisionView, 0, len(list))
 	for _, r := range list {

@@ -117,6 +117,36 @@ func (s *Server) renderRevision(rq *handler.Request, record, r *schema.Post, con
 	return schema.RenderRevision(r, schema.RevisionRender{Context: context, Type: postType(rq), Autosave: autosave}, s.site(rq))
 }
 
+// revisionStart is where a page of a revisions collection with per_page starts: the page's
+// offset, or a non-zero offset argument instead (WP_Query's absint of it).
+func revisionStart(args *schema.Args) int {
+	if offset := int(args.Int("offset")); offset != 0 {
+		return min(max(offset, -offset), schema.MaxOffset)
+	}
+	return schema.PageOffset(args.Int("page"), args.Int("per_page"))
+}
+
+// revisionPages is the page count of a revisions collection of total items (one page without
+// per_page), or WordPress's 400 for an offset at or past the total or, without offset, a page
+// past the last.
+func revisionPages(args *schema.Args, total int) (int, error) {
+	page, perPage, offset := int(args.Int("page")), int(args.Int("per_page")), int(args.Int("offset"))
+	totalPages := min(total, 1)
+	if perPage > 0 {
+		totalPages = (total + perPage - 1) / perPage
+	}
+	switch {
+	case total == 0:
+	case offset >= total:
+		return 0, &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_revision_invalid_offset_number", Field: "offset",
+			Message: "The offset number requested is larger than or equal to the number of available revisions."}
+	case offset == 0 && page > totalPages:
+		return 0, &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_revision_invalid_page_number", Field: "page",
+			Message: "The page number requested is larger than the number of pages available."}
+	}
+	return totalPages, nil
+}
+
 // listRevisions answers GET /{type}/{parent}/revisions: every revision and autosave of the
 // record, newest first, unpaginated unless per_page is sent.
 func (s *Server) listRevisions(ctx *fasthttp.RequestCtx, rq *handler.Request) {
@@ -166,30 +196,16 @@ func (s *Server) listRevisions(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 	// WordPress's paging of revisions: without per_page, every revision on one page (and offset
 	// is only checked, not applied, as WP_Query ignores it then); a non-zero offset replaces the
 	// page's.
-	page, perPage, offset := int(args.Int("page")), int(args.Int("per_page")), int(args.Int("offset"))
+	page, perPage := int(args.Int("page")), int(args.Int("per_page"))
 	q.Limit = len(revisions)
 	if perPage > 0 {
-		q.Offset, q.Limit = schema.PageOffset(args.Int("page"), args.Int("per_page")), perPage
-		if offset != 0 {
-			q.Offset = max(offset, -offset) // WP_Query's absint
-		}
+		q.Offset, q.Limit = revisionStart(args), perPage
 	}
 	list, total := replica.MatchPosts(revisions, q)
-	totalPages := min(total, 1)
-	if perPage > 0 {
-		totalPages = (total + perPage - 1) / perPage
-	}
-	if total > 0 {
-		switch {
-		case offset >= total:
-			s.Fail(ctx, rq, &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_revision_invalid_offset_number", Field: "offset",
-				Message: "The offset number requested is larger than or equal to the number of available revisions."})
-			return
-		case offset == 0 && page > totalPages:
-			s.Fail(ctx, rq, &schema.Error{Code: schema.CodeInvalid, CMSCode: "rest_revision_invalid_page_number", Field: "page",
-				Message: "The page number requested is larger than the number of pages available."})
-			return
-		}
+	totalPages, err := revisionPages(args, total)
+	if err != nil {
+		s.Fail(ctx, rq, err)
+		return
 	}
 	context := args.Str("context")
 	out := make([]any, 0, len(list))
