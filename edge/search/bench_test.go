@@ -109,3 +109,43 @@ func BenchmarkSuggest(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkIndexHeap reports the live heap of an index of 20k catalog products per product,
+// made by Build ("build") and by batches of 500 through With ("with", as a replica following the
+// stream makes it), and the time to make it.
+func BenchmarkIndexHeap(b *testing.B) {
+	const n = 20_000
+	docs := searchtest.Catalog(n, benchSeed)
+	for _, how := range []string{"build", "with"} {
+		b.Run(how, func(b *testing.B) {
+			var overhead float64
+			for b.Loop() {
+				before := searchtest.HeapInUse()
+				var ix *search.Index
+				if how == "build" {
+					ix = search.Build(docs)
+				} else {
+					ix = search.New()
+					for i := 0; i < n; i += 500 {
+						ix = ix.With(docs[i:i+500], nil)
+					}
+				}
+				overhead = float64(searchtest.HeapInUse()-before) / n
+				if ix.Len() != n {
+					b.Fatalf("Len = %d", ix.Len())
+				}
+				runtime.KeepAlive(ix)
+			}
+			b.ReportMetric(overhead, "index-bytes/doc")
+		})
+	}
+}
+
+// BenchmarkBuild20k is Build of a 20k catalog.
+func BenchmarkBuild20k(b *testing.B) {
+	docs := searchtest.Catalog(20_000, benchSeed)
+	b.ReportAllocs()
+	for b.Loop() {
+		search.Build(docs)
+	}
+}

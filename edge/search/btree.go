@@ -2,10 +2,10 @@ package search
 
 import "slices"
 
-// Node sizes of the persistent B+trees. A change copies one leaf and one inner node per level:
-// a few KB at most whatever the size of the tree.
+// Node sizes of the persistent B+trees (of the blocks of compressed lists). A change copies one
+// leaf and one inner node per level: a few KB at most whatever the size of the tree.
 const (
-	leafMax  = 128
+	leafMax  = 32
 	innerMax = 32
 	leafMin  = leafMax / 4
 	innerMin = innerMax / 4

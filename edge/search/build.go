@@ -2,7 +2,9 @@ package search
 
 import (
 	"cmp"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/benbjohnson/immutable"
 
@@ -50,10 +52,65 @@ func BuildWithOptions(docs []*Doc, o Options) *Index {
 
 	recs := make([]rec, len(list))
 	words := make([][]string, len(list)) // distinct title words of each document
-	dict := make(map[string]*termBuild, 1024)
+
+	// Tokenise in contiguous ranges of documents in parallel, then merge the ranges' words in
+	// range order: the posting lists come out in ordinal order whatever the parallelism.
+	parts := 1
+	if len(list) >= 2*buildChunkMin {
+		parts = min(runtime.GOMAXPROCS(0), len(list)/buildChunkMin, 8)
+	}
+	scans := make([]scan, parts)
+	var wg sync.WaitGroup
+	for i := range scans {
+		lo, hi := i*len(list)/parts, (i+1)*len(list)/parts
+		wg.Go(func() { scans[i] = scanDocs(list, lo, hi, recs, words) })
+	}
+	wg.Wait()
+	dict := scans[0].dict
+	for _, sc := range scans {
+		ix.sumT += sc.sumT
+		ix.sumD += sc.sumD
+	}
+	for _, sc := range scans[1:] {
+		for w, tb := range sc.dict {
+			to := dict[w]
+			if to == nil {
+				dict[w] = tb
+				continue
+			}
+			to.post = append(to.post, tb.post...)
+			to.nT += tb.nT
+			to.nD += tb.nD
+		}
+	}
+	ix.n = len(list)
+	ix.nextOrd = uint32(len(list))
+
+	// Three independent parts, each writing its own fields of ix: the records, ids and categories;
+	// the words; the suggestion sets. Each is deterministic, so the index is too.
+	wg.Go(func() { ix.buildDocs(list, recs) })
+	wg.Go(func() { ix.buildWords(dict) })
+	ix.buildSuggestions(list, recs, words, len(dict))
+	wg.Wait()
+	return ix
+}
+
+// buildChunkMin is the fewest documents Build tokenises in a goroutine of its own.
+const buildChunkMin = 2048
+
+// scan is what Build gathers of a range of documents: their words and token counts.
+type scan struct {
+	dict       map[string]*termBuild
+	sumT, sumD int64
+}
+
+// scanDocs tokenises list[lo:hi], setting their records and distinct title words.
+func scanDocs(list []*Doc, lo, hi int, recs []rec, words [][]string) scan {
+	sc := scan{dict: make(map[string]*termBuild, 1024)}
 	var tk tokenizer
 	var wordBuf []string
-	for ord, d := range list {
+	for ord := lo; ord < hi; ord++ {
+		d := list[ord]
 		tk.reset()
 		tk.add(d.Title)
 		nt := tk.n()
@@ -62,11 +119,11 @@ func BuildWithOptions(docs []*Doc, o Options) *Index {
 		first := len(wordBuf)
 		for i := 0; i < tk.n(); i++ {
 			b := tk.tok(i)
-			tb := dict[string(b)]
+			tb := sc.dict[string(b)]
 			if tb == nil {
 				w := string(b)
 				tb = &termBuild{word: w}
-				dict[w] = tb
+				sc.dict[w] = tb
 			}
 			if tb.last != key {
 				tb.post = append(tb.post, uint64(ord)<<16)
@@ -93,20 +150,42 @@ func BuildWithOptions(docs []*Doc, o Options) *Index {
 		words[ord] = wordBuf[first:len(wordBuf):len(wordBuf)]
 		a := analysis{tlen: min(nt, 0xffff), dlen: min(tk.n()-nt, 0xffff), titleKey: titleKey(&tk, nt)}
 		recs[ord] = makeRec(d, &a)
-		ix.sumT += int64(a.tlen)
-		ix.sumD += int64(a.dlen)
+		sc.sumT += int64(a.tlen)
+		sc.sumD += int64(a.dlen)
 	}
-	ix.n = len(list)
-	ix.nextOrd = uint32(len(list))
-	ix.recs = vecOf(recs)
+	return sc
+}
 
+// buildDocs sets the records, the ids and the category sets of Build.
+func (ix *Index) buildDocs(list []*Doc, recs []rec) {
+	ix.recs = vecOf(recs)
 	ids := immutable.NewMapBuilder[schema.ProductID, uint32](idHasher{})
 	for ord, d := range list {
 		ids.Set(d.ID, uint32(ord))
 	}
 	ix.ids = ids.Map()
 
-	// Words, in order, and the fuzzy map of their deletion variants.
+	csets := make(map[schema.CategoryID][]uint32)
+	for ord, d := range list {
+		for i, c := range d.CategoryIDs {
+			if slices.Contains(d.CategoryIDs[:i], c) {
+				continue
+			}
+			csets[c] = append(csets[c], uint32(ord))
+		}
+	}
+	var scratch []byte
+	cb := immutable.NewMapBuilder[schema.CategoryID, ordSet](catHasher{})
+	for c, ords := range csets {
+		var set ordSet
+		set, scratch = plistOf[uint32, ordCodec](ords, scratch)
+		cb.Set(c, set)
+	}
+	ix.cats = cb.Map()
+}
+
+// buildWords sets the words of Build, in order, and the fuzzy map of their deletion variants.
+func (ix *Index) buildWords(dict map[string]*termBuild) {
 	vocab := make([]*termBuild, 0, len(dict))
 	for _, tb := range dict {
 		vocab = append(vocab, tb)
@@ -115,9 +194,11 @@ func BuildWithOptions(docs []*Doc, o Options) *Index {
 	terms := immutable.NewMapBuilder[string, term](strHasher{})
 	sorted := immutable.NewSortedMapBuilder[string, struct{}](strComparer{})
 	variants := make(map[uint64][]string)
-	var buf []byte
+	var buf, scratch []byte
 	for _, tb := range vocab {
-		terms.Set(tb.word, term{post: bulk(tb.post), nT: tb.nT, nD: tb.nD})
+		var post postList
+		post, scratch = plistOf[uint64, postCodec](tb.post, scratch)
+		terms.Set(tb.word, term{post: post, nT: tb.nT, nD: tb.nD})
 		sorted.Set(tb.word, struct{}{})
 		if ix.fuzzable(tb.word) {
 			w := tb.word
@@ -134,9 +215,11 @@ func BuildWithOptions(docs []*Doc, o Options) *Index {
 		fuzz.Set(h, slices.Clip(list))
 	}
 	ix.fuzz = fuzz.Map()
+}
 
-	// Suggestion sets: documents in rank order, each appended to the sets of its title words and
-	// prefixes, so that every set comes out sorted.
+// buildSuggestions sets the suggestion sets of Build: documents in rank order, each appended to
+// the sets of its title words and prefixes, so that every set comes out sorted.
+func (ix *Index) buildSuggestions(list []*Doc, recs []rec, words [][]string, nwords int) {
 	order := make([]uint32, len(list))
 	for i := range order {
 		order[i] = uint32(i)
@@ -144,7 +227,7 @@ func BuildWithOptions(docs []*Doc, o Options) *Index {
 	slices.SortFunc(order, func(a, b uint32) int {
 		return cmp.Or(cmp.Compare(recs[a].srank, recs[b].srank), cmp.Compare(list[a].ID, list[b].ID))
 	})
-	wsets := make(map[string]*suggestBuild, len(dict)/2)
+	wsets := make(map[string]*suggestBuild, nwords/2)
 	psets := make(map[string]*suggestBuild, 4096)
 	add := func(m map[string]*suggestBuild, key string, first bool, e sent) {
 		sb := m[key]
@@ -172,32 +255,20 @@ func BuildWithOptions(docs []*Doc, o Options) *Index {
 			add(psets, p, first, makeSent(first, r.srank, ord, id))
 		})
 	}
-	wb := immutable.NewSortedMapBuilder[string, btree[sent]](strComparer{})
+	var scratch []byte
+	wb := immutable.NewSortedMapBuilder[string, sentSet](strComparer{})
 	for _, w := range sortedKeys(wsets) {
 		sb := wsets[w]
-		wb.Set(w, bulk(append(sb.first, sb.rest...)))
+		var set sentSet
+		set, scratch = plistOf[sent, sentCodec](append(sb.first, sb.rest...), scratch)
+		wb.Set(w, set)
 	}
 	ix.words = wb.Map()
-	pb := immutable.NewMapBuilder[string, btree[sent]](strHasher{})
+	pb := immutable.NewMapBuilder[string, sentSet](strHasher{})
 	for p, sb := range psets {
-		pb.Set(p, bulk(append(sb.first, sb.rest...)))
+		var set sentSet
+		set, scratch = plistOf[sent, sentCodec](append(sb.first, sb.rest...), scratch)
+		pb.Set(p, set)
 	}
 	ix.prefixes = pb.Map()
-
-	// Categories.
-	csets := make(map[schema.CategoryID][]uint32)
-	for ord, d := range list {
-		for i, c := range d.CategoryIDs {
-			if slices.Contains(d.CategoryIDs[:i], c) {
-				continue
-			}
-			csets[c] = append(csets[c], uint32(ord))
-		}
-	}
-	cb := immutable.NewMapBuilder[schema.CategoryID, btree[uint32]](catHasher{})
-	for c, ords := range csets {
-		cb.Set(c, bulk(ords))
-	}
-	ix.cats = cb.Map()
-	return ix
 }

@@ -9,13 +9,33 @@
 // that shares all untouched structure with the old one, so a read engine applies a batch to the
 // current Index and swaps the pointer atomically, as it does with its snapshots: readers hold an
 // Index for as long as they like and never see a half-applied batch. Build makes the first Index
-// of a catalog in one pass (a bootstrap), much faster than With.
+// of a catalog in one pass (a bootstrap), much faster than With: it tokenises ranges of the
+// catalog in parallel (GOMAXPROCS goroutines, at most 8, from 4096 documents) and builds the
+// words, the suggestion sets and the documents' records concurrently; the result does not depend
+// on the parallelism.
 //
 // Text is tokenised the same way at index and query time: lowercase, diacritics removed (NFKD
 // without combining marks, plus a few letters such as ß and ø folded by a table), split on
 // anything that is not a letter or a digit. Each word of the title and description gets a
-// posting list of (document, title frequency, description frequency), kept in a persistent
-// B+tree ordered by the document's internal ordinal.
+// posting list of (document, title frequency, description frequency) ordered by the document's
+// internal ordinal (a dense number, reused after deletions).
+//
+// # Compressed lists
+//
+// Posting lists, suggestion sets and category sets are compressed persistent lists: runs of up
+// to 64 consecutive entries encoded into byte blocks, the blocks in a persistent B+tree keyed by
+// their first entry (a list of one block has no tree). A posting is one varint when its
+// frequencies are (1, 0), (0, 1) or (1, 1): the distance from the previous ordinal shifted left
+// by two, or'ed with the frequency code, so a posting of a common word takes one byte; other
+// frequencies add two bytes. A suggestion entry is the id's distance from the previous entry's
+// (or its rank and id when the rank changes) and the ordinal; a category set is ordinal
+// distances. A batch gathers each touched list's changes and applies them at commit: every block
+// a change falls in is decoded once, merged with its changes and re-encoded (split evenly when
+// it overflows, or leaving the blocks before full when the changes append, as new ordinals do);
+// a block left under a quarter full merges with the block before it when both fit in one. Build
+// makes full blocks, encoding each list into one allocation. Queries decode a block at a time.
+// Measured on 20k catalog products the index takes about half the heap of the B+trees of
+// uncompressed entries it replaced (BenchmarkIndexHeap).
 //
 // # Matching and ranking
 //
@@ -49,8 +69,8 @@
 //   - An Index never changes once returned: With and Build return new values; every method is
 //     safe for concurrent use without locks.
 //   - With costs O(changed documents × (their distinct words + title prefixes + categories) ×
-//     log catalog): it path-copies the touched B+tree nodes and persistent map entries, never a
-//     whole posting list. A word whose frequencies did not change in an updated document is not
+//     (block + log catalog)): it re-encodes the touched blocks (at most 64 entries each) and
+//     path-copies their B+tree nodes and persistent map entries, never a whole list. A word whose frequencies did not change in an updated document is not
 //     touched. A batch of at least 256 documents that is also at least as large as the index is
 //     applied by rebuilding, which costs the same order and is faster.
 //   - An index reached through any sequence of With answers every Search and Suggest exactly as

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -232,7 +233,7 @@ func TestSuggestSetsSorted(t *testing.T) {
 		docs = append(docs, &Doc{ID: schema.ProductID(1000 - i), Title: strings.Repeat("lamp ", 1+i%3) + "x" + strings.Repeat("y", i%7), Featured: i%5 == 0})
 	}
 	ix := Build(docs)
-	check := func(name string, set btree[sent]) {
+	check := func(name string, set sentSet) {
 		var prev *sent
 		set.each(func(e sent) bool {
 			if prev != nil && cmpSent(*prev, e) >= 0 {
@@ -251,4 +252,182 @@ func TestSuggestSetsSorted(t *testing.T) {
 		w, s, _ := it.Next()
 		check(w, s)
 	}
+}
+
+// plistModel applies random batches of puts and deletes to a compressed list (through pending,
+// as a txn does) and to a sorted slice, checking after each batch that the list holds exactly the
+// slice and is well formed, and at the end that every kept older version still holds what it held.
+func plistModel[E comparable, C codec[E]](t *testing.T, name string, seed uint64, gen func(r *rand.Rand) E) {
+	t.Helper()
+	var c C
+	r := rand.New(rand.NewPCG(seed, 77))
+	type version struct {
+		l    plist[E, C]
+		want []E
+	}
+	var l plist[E, C]
+	var want []E
+	var versions []version
+	var w work[E]
+	for step := 0; step < 600; step++ {
+		p := pending[E, C]{list: l}
+		var ops int
+		switch r.IntN(4) {
+		case 0:
+			ops = 1
+		case 1:
+			ops = 1 + r.IntN(10)
+		default:
+			ops = r.IntN(300)
+		}
+		for range ops {
+			var e E
+			if len(want) > 0 && r.IntN(3) == 0 {
+				e = want[r.IntN(len(want))] // an entry the list has: delete it or put it again
+			} else {
+				e = gen(r)
+			}
+			i, found := slices.BinarySearchFunc(want, e, c.cmp)
+			if r.IntN(5) < 2+step%3 {
+				p.del(e)
+				if found {
+					want = slices.Delete(want, i, i+1)
+				}
+			} else {
+				p.put(e)
+				if found {
+					want[i] = e
+				} else {
+					want = slices.Insert(want, i, e)
+				}
+			}
+		}
+		l = p.done(&w)
+		checkPList(t, fmt.Sprintf("%s step %d", name, step), l, want)
+		if step%37 == 0 {
+			versions = append(versions, version{l, slices.Clone(want)})
+		}
+	}
+	built, _ := plistOf[E, C](want, nil)
+	versions = append(versions, version{l, want}, version{built, want})
+	for i, v := range versions {
+		checkPList(t, fmt.Sprintf("%s version %d", name, i), v.l, v.want)
+	}
+}
+
+func checkPList[E comparable, C codec[E]](t *testing.T, name string, l plist[E, C], want []E) {
+	t.Helper()
+	var c C
+	if l.n != len(want) {
+		t.Fatalf("%s: n = %d, want %d", name, l.n, len(want))
+	}
+	var blocks []*block[E]
+	if l.tree.root == nil {
+		if l.one != nil {
+			blocks = append(blocks, l.one)
+		}
+	} else {
+		if l.one != nil {
+			t.Fatalf("%s: a tree and a single block", name)
+		}
+		l.tree.each(func(b *block[E]) bool { blocks = append(blocks, b); return true })
+		if len(blocks) < 2 || l.tree.n != len(blocks) {
+			t.Fatalf("%s: tree of %d blocks (n %d)", name, len(blocks), l.tree.n)
+		}
+	}
+	var all []E
+	for i, b := range blocks {
+		es := decodeAll[E, C](nil, b.data)
+		if len(es) == 0 || len(es) > blockMax || int(b.n) != len(es) || es[0] != b.first {
+			t.Fatalf("%s: block %d has %d entries (n %d, max %d), first ok %v", name, i, len(es), b.n, blockMax, len(es) > 0 && es[0] == b.first)
+		}
+		all = append(all, es...)
+	}
+	if !slices.Equal(all, want) {
+		t.Fatalf("%s: list has %d entries, want %d", name, len(all), len(want))
+	}
+	var got []E
+	l.each(func(e E) bool { got = append(got, e); return true })
+	if !slices.Equal(got, want) {
+		t.Fatalf("%s: each yields %d entries, want %d", name, len(got), len(want))
+	}
+	for i := 1; i < len(want); i++ {
+		if c.cmp(want[i-1], want[i]) >= 0 {
+			t.Fatalf("%s: model out of order", name)
+		}
+	}
+}
+
+func TestPListModel(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		plistModel[uint64, postCodec](t, "postings", seed, func(r *rand.Rand) uint64 {
+			ord := uint32(r.IntN(3000))
+			if r.IntN(50) == 0 {
+				ord = r.Uint32()
+			}
+			tfT, tfD := r.IntN(2), r.IntN(3)
+			if r.IntN(10) == 0 {
+				tfT, tfD = r.IntN(256), r.IntN(256)
+			}
+			if tfT == 0 && tfD == 0 {
+				tfD = 1
+			}
+			return posting(ord, tfT, tfD)
+		})
+		plistModel[sent, sentCodec](t, "suggestions", seed, func(r *rand.Rand) sent {
+			id := schema.ProductID(r.IntN(2000))
+			switch r.IntN(30) {
+			case 0:
+				id = schema.ProductID(r.Uint64()) // far apart, negative too
+			case 1:
+				id = -id
+			}
+			return makeSent(r.IntN(2) == 0, uint16(r.IntN(1<<11)), r.Uint32(), id)
+		})
+		plistModel[uint32, ordCodec](t, "ordinals", seed, func(r *rand.Rand) uint32 {
+			if r.IntN(40) == 0 {
+				return r.Uint32()
+			}
+			return uint32(r.IntN(5000))
+		})
+	}
+}
+
+// FuzzDecode: the block decoders never panic on arbitrary bytes, and what they decode from bytes
+// their encoder wrote is what was encoded.
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte{0x05, 0x80, 0x01, 0x00, 0x03, 0x04})
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		posts := decodeAll[uint64, postCodec](nil, data)
+		sents := decodeAll[sent, sentCodec](nil, data)
+		ords := decodeAll[uint32, ordCodec](nil, data)
+		// Decoding in pieces, each from the entry before it, decodes the same.
+		var piece []uint64
+		for rest, prev := data, uint64(0); len(rest) > 0; {
+			got, k := postCodec{}.decode(nil, rest, prev, 3)
+			if k == 0 {
+				break
+			}
+			piece = append(piece, got...)
+			rest, prev = rest[k:], got[len(got)-1]
+		}
+		if !slices.Equal(piece, posts) {
+			t.Fatalf("postings in pieces: %v, want %v", piece, posts)
+		}
+		if len(posts) > len(data) || len(sents) > len(data) || len(ords) > len(data) {
+			t.Fatalf("more entries than bytes")
+		}
+		if slices.IsSortedFunc(posts, cmpPost) && len(slices.CompactFunc(slices.Clone(posts), func(a, b uint64) bool { return cmpPost(a, b) == 0 })) == len(posts) {
+			if got := decodeAll[uint64, postCodec](nil, postCodec{}.encode(nil, posts)); !slices.Equal(got, posts) {
+				t.Fatalf("postings round trip: %v, want %v", got, posts)
+			}
+		}
+		if slices.IsSortedFunc(ords, cmpOrd) && len(slices.Compact(slices.Clone(ords))) == len(ords) {
+			if got := decodeAll[uint32, ordCodec](nil, ordCodec{}.encode(nil, ords)); !slices.Equal(got, ords) {
+				t.Fatalf("ordinals round trip: %v, want %v", got, ords)
+			}
+		}
+	})
 }

@@ -245,7 +245,7 @@ func (ix *Index) fuzzLookup(v []byte) []string {
 
 // stream walks one expansion's posting list during a query.
 type stream struct {
-	it   biter[uint64]
+	it   piter[uint64, postCodec]
 	cur  uint64
 	word int // index of the query word
 	exp  *expansion
@@ -387,14 +387,14 @@ func (ix *Index) browse(f *filter, cats []schema.CategoryID, col *collector) Res
 		return col.result()
 	}
 	// The union of the category sets, in ordinal order.
-	var its []*biter[uint32]
+	var its []*piter[uint32, ordCodec]
 	var curs []uint32
 	for _, c := range cats {
 		set, ok := ix.cats.Get(c)
 		if !ok {
 			continue
 		}
-		it := &biter[uint32]{}
+		it := &piter[uint32, ordCodec]{}
 		it.reset(set)
 		if o, ok := it.next(); ok {
 			its = append(its, it)

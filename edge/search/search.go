@@ -87,9 +87,9 @@ type Index struct {
 	terms    *immutable.Map[string, term]
 	vocab    *immutable.SortedMap[string, struct{}] // the keys of terms, in order, for prefixes
 	fuzz     *immutable.Map[uint64, []string]
-	words    *immutable.SortedMap[string, btree[sent]]
-	prefixes *immutable.Map[string, btree[sent]]
-	cats     *immutable.Map[schema.CategoryID, btree[uint32]]
+	words    *immutable.SortedMap[string, sentSet]
+	prefixes *immutable.Map[string, sentSet]
+	cats     *immutable.Map[schema.CategoryID, ordSet]
 }
 
 // A document has a dense internal ordinal: its slot in recs and its key in posting lists. The
@@ -116,7 +116,7 @@ type rec struct {
 
 // term is an indexed word: its posting list and how many documents have it in each field.
 type term struct {
-	post   btree[uint64]
+	post   postList
 	nT, nD int32
 }
 
@@ -222,9 +222,9 @@ func NewWithOptions(o Options) *Index {
 		terms:    immutable.NewMap[string, term](strHasher{}),
 		vocab:    immutable.NewSortedMap[string, struct{}](strComparer{}),
 		fuzz:     immutable.NewMap[uint64, []string](u64Hasher{}),
-		words:    immutable.NewSortedMap[string, btree[sent]](strComparer{}),
-		prefixes: immutable.NewMap[string, btree[sent]](strHasher{}),
-		cats:     immutable.NewMap[schema.CategoryID, btree[uint32]](catHasher{}),
+		words:    immutable.NewSortedMap[string, sentSet](strComparer{}),
+		prefixes: immutable.NewMap[string, sentSet](strHasher{}),
+		cats:     immutable.NewMap[schema.CategoryID, ordSet](catHasher{}),
 	}
 }
 
@@ -378,17 +378,23 @@ func hashDelete(v []byte) uint64 { return xxhash.Sum64(v) }
 type txn struct {
 	ix       Index
 	terms    map[string]*pendingTerm
-	words    map[string]*btree[sent]
-	prefixes map[string]*btree[sent]
-	cats     map[schema.CategoryID]*btree[uint32]
+	words    map[string]*pending[sent, sentCodec]
+	prefixes map[string]*pending[sent, sentCodec]
+	cats     map[schema.CategoryID]*pending[uint32, ordCodec]
 	tk       tokenizer
 	buf      []byte
 	seen     []string
+	postWork work[uint64]
+	sentWork work[sent]
+	ordWork  work[uint32]
 }
 
+// pendingTerm is a touched word: its document frequencies, already updated, and the changes to
+// its posting list, applied at commit.
 type pendingTerm struct {
 	term
 	existed bool
+	ops     pending[uint64, postCodec]
 }
 
 // With applies upserts and deletions (by id) and returns the new index; the receiver is
@@ -407,9 +413,9 @@ func (ix *Index) With(upserts []*Doc, deletes []schema.ProductID) *Index {
 	t := &txn{
 		ix:       *ix,
 		terms:    map[string]*pendingTerm{},
-		words:    map[string]*btree[sent]{},
-		prefixes: map[string]*btree[sent]{},
-		cats:     map[schema.CategoryID]*btree[uint32]{},
+		words:    map[string]*pending[sent, sentCodec]{},
+		prefixes: map[string]*pending[sent, sentCodec]{},
+		cats:     map[schema.CategoryID]*pending[uint32, ordCodec]{},
 	}
 	for _, d := range upserts {
 		if d != nil {
@@ -450,32 +456,26 @@ func (t *txn) term(s string) *pendingTerm {
 	}
 	tm, ok := t.ix.terms.Get(s)
 	p := &pendingTerm{term: tm, existed: ok}
+	p.ops.list = tm.post
 	t.terms[s] = p
 	return p
 }
 
-func (t *txn) putPost(s string, ord uint32, tfT, tfD int) {
+// putPost sets the frequencies of word s in document ord; oldT and oldD are the ones the index
+// has now (0 and 0: none).
+func (t *txn) putPost(s string, ord uint32, tfT, tfD, oldT, oldD int) {
 	p := t.term(s)
-	var old uint64
-	var replaced bool
-	p.post, old, replaced = p.post.put(posting(ord, tfT, tfD), cmpPost)
-	if replaced {
-		p.unflag(old)
-	}
+	p.ops.put(posting(ord, tfT, tfD))
+	p.flag(oldT, oldD, -1)
 	p.flag(tfT, tfD, 1)
 }
 
-func (t *txn) delPost(s string, ord uint32) {
+// delPost removes word s, with frequencies oldT and oldD, from document ord.
+func (t *txn) delPost(s string, ord uint32, oldT, oldD int) {
 	p := t.term(s)
-	var old uint64
-	var found bool
-	p.post, old, found = p.post.del(posting(ord, 0, 0), cmpPost)
-	if found {
-		p.unflag(old)
-	}
+	p.ops.del(posting(ord, 0, 0))
+	p.flag(oldT, oldD, -1)
 }
-
-func (p *pendingTerm) unflag(old uint64) { p.flag(postTfT(old), postTfD(old), -1) }
 
 func (p *pendingTerm) flag(tfT, tfD int, d int32) {
 	if tfT > 0 {
@@ -486,25 +486,27 @@ func (p *pendingTerm) flag(tfT, tfD int, d int32) {
 	}
 }
 
-// pendingSet returns the working copy of a suggestion set, loading it from src the first time.
-func (t *txn) pendingSet(m map[string]*btree[sent], src interface {
-	Get(string) (btree[sent], bool)
-}, key string) *btree[sent] {
+// pendingSet returns the pending changes of a suggestion set, loading it from src the first time.
+func (t *txn) pendingSet(m map[string]*pending[sent, sentCodec], src interface {
+	Get(string) (sentSet, bool)
+}, key string) *pending[sent, sentCodec] {
 	if s, ok := m[key]; ok {
 		return s
 	}
 	s, _ := src.Get(key)
-	m[key] = &s
-	return m[key]
+	p := &pending[sent, sentCodec]{list: s}
+	m[key] = p
+	return p
 }
 
-func (t *txn) catSet(c schema.CategoryID) *btree[uint32] {
+func (t *txn) catSet(c schema.CategoryID) *pending[uint32, ordCodec] {
 	if s, ok := t.cats[c]; ok {
 		return s
 	}
 	s, _ := t.ix.cats.Get(c)
-	t.cats[c] = &s
-	return t.cats[c]
+	p := &pending[uint32, ordCodec]{list: s}
+	t.cats[c] = p
+	return p
 }
 
 // suggestions adds (add) or removes the suggestion entries of a document.
@@ -512,11 +514,11 @@ func (t *txn) suggestions(r *rec, ord uint32, words []string, add bool) {
 	if len(words) == 0 {
 		return
 	}
-	apply := func(s *btree[sent], e sent) {
+	apply := func(s *pending[sent, sentCodec], e sent) {
 		if add {
-			*s, _, _ = s.put(e, cmpSent)
+			s.put(e)
 		} else {
-			*s, _, _ = s.del(e, cmpSent)
+			s.del(e)
 		}
 	}
 	for i, w := range words {
@@ -563,14 +565,14 @@ func (t *txn) upsert(d *Doc) {
 		for i < len(oa.terms) || j < len(na.terms) {
 			switch {
 			case j == len(na.terms) || i < len(oa.terms) && oa.terms[i].term < na.terms[j].term:
-				t.delPost(oa.terms[i].term, ord)
+				t.delPost(oa.terms[i].term, ord, oa.terms[i].tfT, oa.terms[i].tfD)
 				i++
 			case i == len(oa.terms) || na.terms[j].term < oa.terms[i].term:
-				t.putPost(na.terms[j].term, ord, na.terms[j].tfT, na.terms[j].tfD)
+				t.putPost(na.terms[j].term, ord, na.terms[j].tfT, na.terms[j].tfD, 0, 0)
 				j++
 			default:
 				if oa.terms[i] != na.terms[j] {
-					t.putPost(na.terms[j].term, ord, na.terms[j].tfT, na.terms[j].tfD)
+					t.putPost(na.terms[j].term, ord, na.terms[j].tfT, na.terms[j].tfD, oa.terms[i].tfT, oa.terms[i].tfD)
 				}
 				i++
 				j++
@@ -599,14 +601,12 @@ func (t *txn) upsert(d *Doc) {
 	}
 	for _, c := range oc {
 		if _, ok := slices.BinarySearch(nc, c); !ok {
-			s := t.catSet(c)
-			*s, _, _ = s.del(ord, cmpOrd)
+			t.catSet(c).del(ord)
 		}
 	}
 	for _, c := range nc {
 		if _, ok := slices.BinarySearch(oc, c); !ok {
-			s := t.catSet(c)
-			*s, _, _ = s.put(ord, cmpOrd)
+			t.catSet(c).put(ord)
 		}
 	}
 
@@ -625,14 +625,13 @@ func (t *txn) remove(id schema.ProductID) {
 	old := *t.ix.recs.get(int(ord))
 	oa := analyze(old.doc, &t.tk)
 	for _, tt := range oa.terms {
-		t.delPost(tt.term, ord)
+		t.delPost(tt.term, ord, tt.tfT, tt.tfD)
 	}
 	t.ix.sumT -= int64(oa.tlen)
 	t.ix.sumD -= int64(oa.dlen)
 	t.suggestions(&old, ord, oa.words, false)
 	for _, c := range distinctCats(old.doc.CategoryIDs) {
-		s := t.catSet(c)
-		*s, _, _ = s.del(ord, cmpOrd)
+		t.catSet(c).del(ord)
 	}
 	t.ix.recs = t.ix.recs.set(int(ord), rec{})
 	t.ix.ids = t.ix.ids.Delete(id)
@@ -656,6 +655,7 @@ func (t *txn) commit() *Index {
 	ix := &t.ix
 	for _, s := range sortedKeys(t.terms) {
 		p := t.terms[s]
+		p.post = p.ops.done(&t.postWork)
 		switch {
 		case p.post.n == 0 && p.existed:
 			ix.terms = ix.terms.Delete(s)
@@ -674,17 +674,17 @@ func (t *txn) commit() *Index {
 		}
 	}
 	for _, w := range sortedKeys(t.words) {
-		if s := t.words[w]; s.n == 0 {
+		if s := t.words[w].done(&t.sentWork); s.n == 0 {
 			ix.words = ix.words.Delete(w)
 		} else {
-			ix.words = ix.words.Set(w, *s)
+			ix.words = ix.words.Set(w, s)
 		}
 	}
 	for _, p := range sortedKeys(t.prefixes) {
-		if s := t.prefixes[p]; s.n == 0 {
+		if s := t.prefixes[p].done(&t.sentWork); s.n == 0 {
 			ix.prefixes = ix.prefixes.Delete(p)
 		} else {
-			ix.prefixes = ix.prefixes.Set(p, *s)
+			ix.prefixes = ix.prefixes.Set(p, s)
 		}
 	}
 	cats := make([]schema.CategoryID, 0, len(t.cats))
@@ -693,10 +693,10 @@ func (t *txn) commit() *Index {
 	}
 	slices.Sort(cats)
 	for _, c := range cats {
-		if s := t.cats[c]; s.n == 0 {
+		if s := t.cats[c].done(&t.ordWork); s.n == 0 {
 			ix.cats = ix.cats.Delete(c)
 		} else {
-			ix.cats = ix.cats.Set(c, *s)
+			ix.cats = ix.cats.Set(c, s)
 		}
 	}
 	out := t.ix

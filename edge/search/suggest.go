@@ -47,14 +47,14 @@ func (ix *Index) Suggest(prefix string, limit int) []Suggestion {
 func (ix *Index) suggestPrefix(p string, limit int) []Suggestion {
 	if runeLen(p) <= suggestPrefixMax {
 		set, _ := ix.prefixes.Get(p)
-		return ix.firstOf([]btree[sent]{set}, limit)
+		return ix.firstOf([]sentSet{set}, limit)
 	}
 	return ix.firstOf(ix.wordSets(p), limit)
 }
 
 // wordSets returns the suggestion sets of the title words that start with p.
-func (ix *Index) wordSets(p string) []btree[sent] {
-	var sets []btree[sent]
+func (ix *Index) wordSets(p string) []sentSet {
+	var sets []sentSet
 	it := ix.words.Iterator()
 	it.Seek(p)
 	for !it.Done() {
@@ -68,11 +68,11 @@ func (ix *Index) wordSets(p string) []btree[sent] {
 }
 
 // firstOf merges suggestion sets in rank order and returns the first limit distinct documents.
-func (ix *Index) firstOf(sets []btree[sent], limit int) []Suggestion {
-	its := make([]*biter[sent], 0, len(sets))
+func (ix *Index) firstOf(sets []sentSet, limit int) []Suggestion {
+	its := make([]*piter[sent, sentCodec], 0, len(sets))
 	curs := make([]sent, 0, len(sets))
 	for _, s := range sets {
-		it := &biter[sent]{}
+		it := &piter[sent, sentCodec]{}
 		it.reset(s)
 		if e, ok := it.next(); ok {
 			its = append(its, it)
@@ -121,10 +121,10 @@ func (ix *Index) suggestWords(whole []string, partial string, limit int) []Sugge
 		return nil
 	}
 	if len(whole) == 1 && partial == "" {
-		return ix.firstOf([]btree[sent]{first}, limit)
+		return ix.firstOf([]sentSet{first}, limit)
 	}
 	// The rarest other condition, as the sets that hold its candidates.
-	var rare []btree[sent]
+	var rare []sentSet
 	rareN := first.n
 	for _, w := range whole[1:] {
 		set, ok := ix.words.Get(w)
@@ -132,14 +132,14 @@ func (ix *Index) suggestWords(whole []string, partial string, limit int) []Sugge
 			return nil
 		}
 		if set.n < rareN {
-			rare, rareN = []btree[sent]{set}, set.n
+			rare, rareN = []sentSet{set}, set.n
 		}
 	}
 	if partial != "" {
-		var sets []btree[sent]
+		var sets []sentSet
 		if runeLen(partial) <= suggestPrefixMax {
 			set, _ := ix.prefixes.Get(partial)
-			sets = []btree[sent]{set}
+			sets = []sentSet{set}
 		} else {
 			sets = ix.wordSets(partial)
 		}
@@ -158,7 +158,7 @@ func (ix *Index) suggestWords(whole []string, partial string, limit int) []Sugge
 	var out []Suggestion
 	if rare == nil || rareN*4 >= first.n {
 		// Walk the first word's set in rank order: its entries rank exactly as required.
-		var it biter[sent]
+		var it piter[sent, sentCodec]
 		it.reset(first)
 		for len(out) < limit {
 			e, ok := it.next()
