@@ -85,6 +85,10 @@ type Change struct {
 	// relay published it. Heads without one (a relay that has not adopted the log yet) are
 	// trusted as before.
 	Digest *LogDigest `json:"digest,omitempty"`
+	// Decoded is what a sink decoded from Data ahead of applying the change (a feed.Preparer
+	// running on another goroutine), for that sink's own use. It is not part of the wire form:
+	// Encode leaves it out and DecodeChange never sets it.
+	Decoded any `json:"-"`
 }
 
 // Key is the change's subject suffix below its log: "<vis>.<kind>.<id>".
@@ -104,7 +108,26 @@ func (c *Change) Encode() []byte {
 }
 
 // DecodeChange parses and checks a change's wire form. It never panics on malformed input.
+//
+// The form the relay writes is parsed without reflection (decodeChangeFast); anything else
+// (unknown or differently cased keys, a digest, odd values…) takes encoding/json, with the same
+// result either way.
 func DecodeChange(b []byte) (*Change, error) {
+	c, ok := decodeChangeFast(b)
+	if !ok {
+		var err error
+		if c, err = decodeChangeJSON(b); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.Check(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// decodeChangeJSON is DecodeChange's parse by encoding/json: one document, no unknown fields.
+func decodeChangeJSON(b []byte) (*Change, error) {
 	var c Change
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -113,9 +136,6 @@ func DecodeChange(b []byte) (*Change, error) {
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("schema: decode change: trailing data")
-	}
-	if err := c.Check(); err != nil {
-		return nil, err
 	}
 	return &c, nil
 }

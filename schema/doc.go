@@ -14,4 +14,6 @@
 //   - A Change is immutable once written to the replication outbox: any process that publishes or
 //     applies it must produce the same bytes and the same state.
 //   - Ids exposed by the CMS interface are integers below 2^53 (MaxExposedID).
+//   - DecodeChange and DecodeEntity give exactly encoding/json's result (value and error) for every
+//     input; their reflection-free paths hand whatever they do not handle to encoding/json.
 package schema

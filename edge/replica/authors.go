@@ -18,10 +18,9 @@ func (b *builder) applyAuthor(c *schema.Change) error {
 	if err != nil {
 		return err
 	}
-	m := &b.merch
-	s, _ := m.authors.Get(id)
+	s, _ := b.mm.authors.Get(id)
 	if _, applied := put(&s, c, v, b); applied {
-		m.authors = m.authors.Set(id, s)
+		b.mm.authors.Set(id, s)
 		b.dirty.posts = true
 	}
 	return nil

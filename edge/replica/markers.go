@@ -14,10 +14,9 @@ func (b *builder) applyMarker(c *schema.Change) error {
 	if err != nil {
 		return err
 	}
-	m := &b.merch
-	s, _ := m.markers.Get(id)
+	s, _ := b.mm.markers.Get(id)
 	if _, applied := put(&s, c, v, b); applied {
-		m.markers = m.markers.Set(id, s)
+		b.mm.markers.Set(id, s)
 		if b.dirty.postItems == nil {
 			b.dirty.postItems = map[schema.PostID]bool{}
 		}

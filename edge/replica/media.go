@@ -44,17 +44,16 @@ func attachmentFiles(a *schema.Attachment) []string {
 // (either may be nil, or not an attachment). An entry is removed only if it still names this
 // record: a name another attachment took over is left alone.
 func (b *builder) indexMedia(id schema.PostID, old, cur *schema.Post) {
-	m := &b.merch
 	if old != nil && old.Type == schema.TypeAttachment {
 		for _, f := range attachmentFiles(old.Attachment) {
-			if owner, ok := m.media.Get(f); ok && owner == id {
-				m.media = m.media.Delete(f)
+			if owner, ok := b.mm.media.Get(f); ok && owner == id {
+				b.mm.media.Delete(f)
 			}
 		}
 	}
 	if cur != nil && cur.Type == schema.TypeAttachment {
 		for _, f := range attachmentFiles(cur.Attachment) {
-			m.media = m.media.Set(f, id)
+			b.mm.media.Set(f, id)
 		}
 	}
 }

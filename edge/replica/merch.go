@@ -45,6 +45,44 @@ func emptyMerch() merch {
 	}
 }
 
+// merchMaps are a builder's handles on the merchandising maps that grow with the catalog
+// (reviews, statistics, terms, authors, markers, media files). Each empty one is filled in place
+// through a builder, as the catalog's maps are on a fresh log: a bootstrap does not path-copy
+// them once per entity.
+type merchMaps struct {
+	reviews pmap[schema.ReviewID, slot[schema.Review]]
+	stats   pmap[schema.ProductID, slot[schema.ProductStats]]
+	terms   pmap[schema.TermID, slot[schema.Term]]
+	authors pmap[schema.UserID, slot[schema.Author]]
+	markers pmap[schema.PostID, slot[schema.PostMarker]]
+	media   pmap[string, schema.PostID]
+}
+
+// startMap sets p to mutate m: in place through a builder when m is empty (a new map nobody
+// reads), by path copying otherwise.
+func startMap[K, V any](p *pmap[K, V], m *immutable.Map[K, V], h immutable.Hasher[K]) {
+	if m.Len() == 0 {
+		p.b = immutable.NewMapBuilder[K, V](h)
+		return
+	}
+	p.m = m
+}
+
+func (mm *merchMaps) init(m *merch) {
+	startMap(&mm.reviews, m.reviews, intHasher[schema.ReviewID]{})
+	startMap(&mm.stats, m.stats, intHasher[schema.ProductID]{})
+	startMap(&mm.terms, m.terms, intHasher[schema.TermID]{})
+	startMap(&mm.authors, m.authors, intHasher[schema.UserID]{})
+	startMap(&mm.markers, m.markers, intHasher[schema.PostID]{})
+	startMap(&mm.media, m.media, stringHasher{})
+}
+
+// done stores the maps in m; mm is spent.
+func (mm *merchMaps) done(m *merch) {
+	m.reviews, m.stats, m.terms = mm.reviews.done(), mm.stats.done(), mm.terms.done()
+	m.authors, m.markers, m.media = mm.authors.done(), mm.markers.done(), mm.media.done()
+}
+
 // merchDirty records what a batch changed of the merchandising state.
 type merchDirty struct {
 	sales, sections bool
@@ -103,12 +141,12 @@ func (b *builder) applyMerch(c *schema.Change) (ok bool, err error) {
 		if err != nil {
 			return true, err
 		}
-		s, _ := m.reviews.Get(id)
+		s, _ := b.mm.reviews.Get(id)
 		old, applied := put(&s, c, v, b)
 		if !applied {
 			return true, nil
 		}
-		m.reviews = m.reviews.Set(id, s)
+		b.mm.reviews.Set(id, s)
 		if old != nil {
 			b.reviewIndex(old.ProductID, func(sm *immutable.SortedMap[orderKey, schema.ReviewID]) *immutable.SortedMap[orderKey, schema.ReviewID] {
 				return sm.Delete(timeKey(old.CreatedAt, int64(old.ID)))
@@ -128,9 +166,9 @@ func (b *builder) applyMerch(c *schema.Change) (ok bool, err error) {
 		if err != nil {
 			return true, err
 		}
-		s, _ := m.stats.Get(id)
+		s, _ := b.mm.stats.Get(id)
 		if _, applied := put(&s, c, v, b); applied {
-			m.stats = m.stats.Set(id, s)
+			b.mm.stats.Set(id, s)
 			markProduct(&b.dirty.merch.stats, id)
 		}
 	case schema.KindTerm:

@@ -2,11 +2,11 @@ package replica
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
 	"time"
+	"unsafe"
 
 	"github.com/benbjohnson/immutable"
 
@@ -238,11 +238,13 @@ type builder struct {
 	posts      pmap[schema.PostID, slot[schema.Post]]
 	postOrder  psorted[orderKey, schema.PostID]
 	merch      merch
+	mm         merchMaps // the merch maps that grow with the catalog (merch.go)
 	dirty      dirty
 }
 
 func newBuilder(s *Snapshot) *builder {
 	b := &builder{version: s.Version, bytes: s.Bytes, digest: s.LogDigest, merch: s.merch}
+	b.mm.init(&s.merch)
 	if s.products.Len() == 0 && s.variants.Len() == 0 && s.posts.Len() == 0 && s.categories.Len() == 0 && s.currencies.Len() == 0 {
 		// A fresh log: fill in place, much cheaper than path copying each insert.
 		b.products.b = immutable.NewMapBuilder[schema.ProductID, slot[schema.Product]](intHasher[schema.ProductID]{})
@@ -265,6 +267,7 @@ func newBuilder(s *Snapshot) *builder {
 }
 
 func (b *builder) snapshot() *Snapshot {
+	b.mm.done(&b.merch)
 	b.finishMerch()
 	return &Snapshot{
 		merch:   b.merch,
@@ -304,12 +307,25 @@ func put[T any](s *slot[T], c *schema.Change, v *T, b *builder) (old *T, applied
 	return old, true
 }
 
+// decode returns a change's entity: the one Prepare decoded from the change's data, when it did,
+// else one decoded now.
 func decode[T any](c *schema.Change) (*T, error) {
 	if c.Deleted {
 		return nil, nil
 	}
-	v := new(T)
-	if err := json.Unmarshal(c.Data, v); err != nil {
+	v, err := (*T)(nil), error(nil)
+	if p, ok := c.Decoded.(*prepared); ok {
+		c.Decoded = nil // the entity now belongs to the snapshot (or is stale)
+		if p.data == unsafe.SliceData(c.Data) && p.n == len(c.Data) {
+			v, _ = p.v.(*T)
+			err = p.err
+		}
+	}
+	if v == nil && err == nil {
+		v = new(T)
+		err = schema.DecodeEntity(c.Data, v)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("replica: decode %s %s: %w", c.Kind, c.ID, err)
 	}
 	return v, nil
@@ -379,10 +395,10 @@ func (b *builder) apply(c *schema.Change) error {
 		b.variants.Set(id, s)
 		if c.Vis == schema.Pub {
 			if old != nil {
-				b.indexVariant(old.ProductID, id)
+				b.indexVariant(old.ProductID, id, v)
 			}
 			if v != nil && (old == nil || old.ProductID != v.ProductID) {
-				b.indexVariant(v.ProductID, id)
+				b.indexVariant(v.ProductID, id, v)
 			}
 		}
 	case schema.KindCategory:
@@ -445,31 +461,37 @@ func (b *builder) apply(c *schema.Change) error {
 	return nil
 }
 
-// indexVariant rebuilds the ordered list of a product's public variants after variant changed.
-// Lists are short (a product has at most 100 variants), so a rebuild per change is cheap.
-func (b *builder) indexVariant(pid schema.ProductID, changed schema.VariantID) {
-	belongs := func(id schema.VariantID) bool {
-		s, ok := b.variants.Get(id)
-		return ok && s.pub != nil && s.pub.ProductID == pid
+// indexVariant rebuilds the ordered list of a product's public variants after variant changed
+// (whose public state is now pub, possibly nil). Lists are short (a product has at most 100
+// variants), so a rebuild per change is cheap.
+func (b *builder) indexVariant(pid schema.ProductID, changed schema.VariantID, pub *schema.Variant) {
+	type ranked struct {
+		id  schema.VariantID
+		pos int
 	}
+	var buf [16]ranked
+	rs := buf[:0]
 	cur, _ := b.byProduct.Get(pid)
-	ids := make([]schema.VariantID, 0, len(cur)+1)
 	for _, id := range cur {
-		if id != changed && belongs(id) {
-			ids = append(ids, id)
+		if id == changed {
+			continue
+		}
+		// One lookup per variant, none per comparison.
+		if s, ok := b.variants.Get(id); ok && s.pub != nil && s.pub.ProductID == pid {
+			rs = append(rs, ranked{id, s.pub.Position})
 		}
 	}
-	if belongs(changed) {
-		ids = append(ids, changed)
+	if pub != nil && pub.ProductID == pid {
+		rs = append(rs, ranked{changed, pub.Position})
 	}
-	slices.SortFunc(ids, func(x, y schema.VariantID) int {
-		vx, _ := b.variants.Get(x)
-		vy, _ := b.variants.Get(y)
-		return cmp.Or(cmp.Compare(vx.pub.Position, vy.pub.Position), cmp.Compare(x, y))
-	})
-	if len(ids) == 0 {
+	slices.SortFunc(rs, func(x, y ranked) int { return cmp.Or(cmp.Compare(x.pos, y.pos), cmp.Compare(x.id, y.id)) })
+	if len(rs) == 0 {
 		b.byProduct.Delete(pid)
 	} else {
+		ids := make([]schema.VariantID, len(rs))
+		for k, r := range rs {
+			ids[k] = r.id
+		}
 		b.byProduct.Set(pid, ids)
 	}
 	b.dirty.product(pid)

@@ -28,10 +28,9 @@ func (b *builder) applyTerm(c *schema.Change) error {
 	if err != nil {
 		return err
 	}
-	m := &b.merch
-	s, _ := m.terms.Get(id)
+	s, _ := b.mm.terms.Get(id)
 	if _, applied := put(&s, c, v, b); applied {
-		m.terms = m.terms.Set(id, s)
+		b.mm.terms.Set(id, s)
 		b.dirty.posts = true
 	}
 	return nil

@@ -1,0 +1,71 @@
+package replica
+
+import (
+	"unsafe"
+
+	"vitrine/schema"
+)
+
+// Decoding a change's entity is most of what applying it costs, and it depends on nothing but the
+// change: Prepare does it ahead, on whatever goroutines the follower gives it, and the builder
+// then takes the decoded entity instead of decoding on the follower's goroutine. A change that was
+// never prepared (or whose data changed since) is decoded at apply, with the same result: the
+// same decoder runs in both places.
+
+// prepared is an entity Prepare decoded, with the data it came from.
+type prepared struct {
+	data *byte // c.Data's first byte and length when decoded
+	n    int
+	v    any // a *T of the change's kind
+	err  error
+}
+
+// Prepare decodes a change's entity ahead of Change (feed.Preparer). It is safe for concurrent
+// use with everything but Change of the same change: the follower may call it on several
+// goroutines, in any order, before passing the change to Change in stream order. It stores the
+// entity on the change (schema.Change.Decoded); heads, tombstones and kinds the replica does not
+// decode are left alone. One change is prepared for one replica.
+func (r *Replica) Prepare(c *schema.Change) {
+	if c.Deleted || len(c.Data) == 0 {
+		return
+	}
+	var v any
+	var err error
+	switch c.Kind {
+	case schema.KindProduct:
+		v, err = decodeNew[schema.Product](c.Data)
+	case schema.KindVariant:
+		v, err = decodeNew[schema.Variant](c.Data)
+	case schema.KindCategory:
+		v, err = decodeNew[schema.Category](c.Data)
+	case schema.KindCurrency:
+		v, err = decodeNew[schema.Currency](c.Data)
+	case schema.KindPost:
+		v, err = decodeNew[schema.Post](c.Data)
+	case schema.KindFlashSale:
+		v, err = decodeNew[schema.FlashSale](c.Data)
+	case schema.KindSection:
+		v, err = decodeNew[schema.Section](c.Data)
+	case schema.KindReview:
+		v, err = decodeNew[schema.Review](c.Data)
+	case schema.KindStats:
+		v, err = decodeNew[schema.ProductStats](c.Data)
+	case schema.KindTerm:
+		v, err = decodeNew[schema.Term](c.Data)
+	case schema.KindAuthor:
+		v, err = decodeNew[schema.Author](c.Data)
+	case schema.KindPostMarker:
+		v, err = decodeNew[schema.PostMarker](c.Data)
+	default:
+		return
+	}
+	c.Decoded = &prepared{data: unsafe.SliceData(c.Data), n: len(c.Data), v: v, err: err}
+}
+
+func decodeNew[T any](data []byte) (*T, error) {
+	v := new(T)
+	if err := schema.DecodeEntity(data, v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
