@@ -21,7 +21,10 @@
 // # Invariants
 //
 //   - A miss never goes to the origin: public reads answer from the replica, even with the origin
-//     down.
+//     down; but for a tenant the replica shed to keep within its memory budget
+//     (--max-replica-bytes, replica.Config.MaxBytes): its reads are forwarded, with Cache-Status
+//     "vitrine-edge; fwd=bypass; detail=shed", and its media files answer 503 (the origin serves
+//     none).
 //   - Per-request headers (request id, CORS, rate limits, versions) are added at serve time and
 //     never cached; cached bodies carry absolute URLs from the tenant's canonical base only.
 //   - Handlers keep nothing of a *fasthttp.RequestCtx after they return.
@@ -132,9 +135,11 @@ type Server struct {
 	// requests refused while the breaker was open; breakerOpens its transitions to open.
 	outcomeUnknown, breakerRejected, breakerOpens *metrics.Counter
 	unknownRoutes                                 *metrics.Counter
-	breakerState                                  atomic.Int32 // gobreaker.State
-	floor                                         *pipeline.ReadFloor
-	front                                         *pipeline.Front
+	// shedMedia counts media file requests refused because their tenant was shed.
+	shedMedia    *metrics.Counter
+	breakerState atomic.Int32 // gobreaker.State
+	floor        *pipeline.ReadFloor
+	front        *pipeline.Front
 	// media answers the public media files (nil without Config.Blobs).
 	media *files.Server
 }
@@ -215,6 +220,7 @@ func New(cfg Config, rep *replica.Replica) (*Server, error) {
 	s.outcomeUnknown = m.NewCounter(`vitrine_edge_forward_outcome_unknown_total`)
 	s.breakerRejected = m.NewCounter(`vitrine_edge_breaker_rejected_total`)
 	s.unknownRoutes = m.NewCounter(`vitrine_edge_unknown_routes_total`)
+	s.shedMedia = m.NewCounter(`vitrine_edge_shed_media_refused_total`)
 	// 0 closed, 1 half-open (a probe is under way), 2 open.
 	m.NewGauge(`vitrine_edge_breaker_state`, func() float64 { return float64(s.breakerState.Load()) })
 	s.floorTimeouts = m.NewCounter(`vitrine_edge_floor_timeouts_total`)
@@ -310,9 +316,13 @@ func (s *Server) tail(ctx *fasthttp.RequestCtx, rq pipeline.Request) {
 	iface, t := rq.Iface, rq.Tenant
 	// A CMS post password unlocks content only the origin's full replica holds.
 	anonymous := rq.Headers.Anonymous() && !(iface == schema.CMS && ctx.QueryArgs().Has("password"))
+	// A tenant shed to keep the replica within its memory budget has no state here: whatever
+	// the replica would answer is forwarded to the origin, which holds it (see Config and
+	// replica.Tenant.Shed); nothing is looked up in the cache.
+	shed := t.Shed()
 	// OPTIONS on a CMS route describes the route to anyone, without its handler; with
 	// credentials it is forwarded like any other request, so that a bad one is a 401 first.
-	if iface == schema.CMS && anonymous && ctx.IsOptions() {
+	if iface == schema.CMS && anonymous && ctx.IsOptions() && !shed {
 		s.options(ctx, t, rq.Route)
 		return
 	}
@@ -322,7 +332,7 @@ func (s *Server) tail(ctx *fasthttp.RequestCtx, rq pipeline.Request) {
 		s.serveMedia(ctx, t, rq.Route[len(uploadsPath):])
 		return
 	}
-	cacheable := s.cache != nil && (ctx.IsGet() || ctx.IsHead()) && anonymous
+	cacheable := s.cache != nil && (ctx.IsGet() || ctx.IsHead()) && anonymous && !shed
 	var kb [512]byte
 	var raw []byte
 	if cacheable {
@@ -336,17 +346,19 @@ func (s *Server) tail(ctx *fasthttp.RequestCtx, rq pipeline.Request) {
 		}
 	}
 	h := s.router.Lookup(ctx, iface, ctx.Method(), rq.Route)
-	if h == nil || !anonymous {
+	if h == nil || !anonymous || shed {
 		// Not a route the edge answers, or a request the replica must not answer (credentials,
-		// a post password): the origin answers it from its full replica, if the route table has
-		// a route the origin could match. The edge holds the whole table: it answers an
-		// unknown route itself, as the origin would.
+		// a post password, a shed tenant): the origin answers it from its full replica, if the
+		// route table has a route the origin could match. The edge holds the whole table: it
+		// answers an unknown route itself, as the origin would.
 		if !s.routable(ctx, iface, rq.Route, anonymous) {
 			s.noRoute(ctx, iface, t, rq.Route)
 			return
 		}
 		why := cacheStatusBypass // a route only the origin answers
 		switch {
+		case shed && anonymous && (h != nil || (iface == schema.CMS && ctx.IsOptions())):
+			why = cacheStatusShed // a read the replica would answer, but for its budget
 		case !ctx.IsGet() && !ctx.IsHead():
 			why = cacheStatusMethod
 		case !anonymous:
@@ -362,11 +374,22 @@ func (s *Server) tail(ctx *fasthttp.RequestCtx, rq pipeline.Request) {
 
 var uploadsPath = []byte(schema.UploadsPath)
 
+// errShedMedia answers a media file of a tenant the replica shed: the edge no longer knows its
+// files, and the origin serves none. The tenant stays shed until the edge bootstraps again.
+var errShedMedia = &schema.Error{Code: schema.CodeNotReady, CMSCode: "rest_replica_not_ready",
+	Message:    "This edge does not hold this store's files at the moment (its replica is over its memory budget); retry later or through another edge",
+	RetryAfter: 30}
+
 // serveMedia answers a media file by its path under the uploads root: 404 unless the tenant's
 // replica holds it as a public file.
 func (s *Server) serveMedia(ctx *fasthttp.RequestCtx, t *replica.Tenant, path []byte) {
 	f, ok := t.MediaFile(string(path))
-	if !ok {
+	if !ok && t.Shed() {
+		// The file index of a shed tenant is gone, and the origin serves no media file: a 404
+		// would be a lie.
+		s.shedMedia.Inc()
+		pipeline.WriteError(ctx, schema.Commerce, errShedMedia)
+	} else if !ok {
 		pipeline.NotFound(ctx, schema.Commerce)
 	} else {
 		s.media.Serve(ctx, f)
@@ -377,9 +400,10 @@ func (s *Server) serveMedia(ctx *fasthttp.RequestCtx, t *replica.Tenant, path []
 
 // Cache-Status values (RFC 9211) of the edge's answers: a cache hit; a miss rendered from the
 // replica and stored (or not stored: an answer that is not cached, such as an error); and the
-// reasons a request is forwarded to the origin: its method, its credentials, or a route only the
-// origin answers.
+// reasons a request is forwarded to the origin: its method, its credentials, a route only the
+// origin answers, or a read of a tenant the replica shed to keep within its memory budget.
 var (
+	cacheStatusShed    = []byte("vitrine-edge; fwd=bypass; detail=shed")
 	cacheStatusHit     = []byte("vitrine-edge; hit")
 	cacheStatusStored  = []byte("vitrine-edge; fwd=miss; stored")
 	cacheStatusMiss    = []byte("vitrine-edge; fwd=miss")
@@ -546,6 +570,12 @@ func (s *Server) read(ctx *fasthttp.RequestCtx, r *schema.Route) {
 	}
 	param := pipeline.Params(ctx)
 	resp := reads.Answer(&reads.Request{Route: r, Tenant: t, Query: pipeline.Query(ctx), Param: param, Allow: s.selfHints(t)})
+	if t.Shed() {
+		// Shed while this answer was rendered: it may come from the empty snapshot, published
+		// after the flag. The origin answers instead.
+		s.forward(ctx, iface, t, st.ID, cacheStatusShed)
+		return
+	}
 	if resp.Err != nil {
 		s.failAllow(ctx, iface, t, r, resp.Err)
 		return
@@ -884,18 +914,29 @@ func (s *Server) health(ctx *fasthttp.RequestCtx) {
 //     alert on the status or on vitrine_feed_staleness_seconds;
 //   - 200 "ok" otherwise.
 //
-// The body lists each shard's staleness in seconds and whether it is past StaleAfter.
+// The body lists each shard's staleness in seconds and whether it is past StaleAfter, and the
+// replica's memory budget: its bytes (0: unlimited), the bytes held, and the tenants shed to keep
+// within it. Shedding leaves the edge ready: every tenant is still answered, a shed one's reads
+// by the origin.
 func (s *Server) Readiness(now time.Time) (int, []byte) {
 	type shard struct {
 		Shard     string  `json:"shard"`
 		Staleness float64 `json:"staleness_seconds"`
 		Stale     bool    `json:"stale"`
 	}
+	type budget struct {
+		MaxBytes  int64    `json:"max_bytes"`
+		HeldBytes int64    `json:"held_bytes"`
+		Shed      []string `json:"shed_tenants"`
+	}
+	b := s.rep.Budget()
 	out := struct {
 		Status     string  `json:"status"`
 		StaleAfter float64 `json:"stale_after_seconds"`
 		Shards     []shard `json:"shards"`
-	}{Status: "ok", StaleAfter: s.cfg.StaleAfter.Seconds(), Shards: []shard{}}
+		Budget     budget  `json:"replica_budget"`
+	}{Status: "ok", StaleAfter: s.cfg.StaleAfter.Seconds(), Shards: []shard{},
+		Budget: budget{MaxBytes: b.MaxBytes, HeldBytes: b.HeldBytes, Shed: append([]string{}, b.Shed...)}}
 	for _, st := range s.rep.StalenessByShard(now) {
 		stale := st.Staleness > s.cfg.StaleAfter
 		if stale {

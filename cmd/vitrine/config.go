@@ -370,7 +370,14 @@ func observe(set *metrics.Set, process string, rep *replica.Replica, fol *feed.F
 				metrics.WriteGaugeUint64(w, "vitrine_replica_lag_versions"+l, uint64(max(0, t.Seen()-t.Version())))
 				metrics.WriteGaugeUint64(w, "vitrine_replica_bytes"+l, uint64(t.Snapshot().Bytes))
 				metrics.WriteGaugeUint64(w, "vitrine_replica_held"+l, b2u(t.Held()))
+				metrics.WriteGaugeUint64(w, "vitrine_replica_shed"+l, b2u(t.Shed()))
 			}
+			// The memory budget (--max-replica-bytes; 0 unlimited), what is held against it and
+			// how many tenants were shed to keep within it.
+			bud, bl := rep.Budget(), fmt.Sprintf(`{process=%q}`, process)
+			metrics.WriteGaugeUint64(w, "vitrine_replica_budget_bytes"+bl, uint64(bud.MaxBytes))
+			metrics.WriteGaugeUint64(w, "vitrine_replica_held_bytes"+bl, uint64(max(0, bud.HeldBytes)))
+			metrics.WriteGaugeUint64(w, "vitrine_replica_shed_tenants"+bl, uint64(len(bud.Shed)))
 			ready := uint64(0)
 			if rep.Ready() {
 				ready = 1

@@ -18,6 +18,12 @@
 // served only once its log has had a head (its first checkpoint); until then it answers
 // not-ready.
 //
+// Decoding a change's entity is most of what applying it costs and depends on the change alone:
+// Prepare (feed.Preparer) decodes it ahead on the follower's decode pool and leaves it on the
+// change; apply takes it when the change's data is still the data it was decoded from, and
+// decodes otherwise, with the same decoder (schema.DecodeEntity: encoding/json's result without
+// reflection for the hot kinds).
+//
 // Every entity has two slots, one per visibility. A tombstone empties one slot; an edge only ever
 // fills the public one. Public queries read public slots; the origin's authenticated reads prefer
 // the private slot (drafts, protected content).
@@ -25,7 +31,9 @@
 // # Invariants
 //
 //   - A Tenant's version only grows, and a Snapshot of version N contains every change of its log
-//     up to N that the stream still holds.
+//     up to N that the stream still holds, but for a tenant shed to keep within the memory budget
+//     (Tenant.Shed, budget.go): its Snapshot is empty, its version still advances with its heads,
+//     and nothing may answer from it.
 //   - Within a slot, a change is applied only if its version is above the slot's version.
 //   - A Snapshot's search index holds exactly its public, active products, priced in the currency
 //     SearchIndex names (the store's default; a new default re-prices it in a new Snapshot).

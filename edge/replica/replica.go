@@ -27,7 +27,11 @@ type Config struct {
 	// ResyncEvery is the least time between two re-bootstraps the replica asks for when a tenant
 	// disagrees with its head's digest (default 30s).
 	ResyncEvery time.Duration
-	Logger      *slog.Logger
+	// MaxBytes is the replica's memory budget, in bytes of the encoded (JSON) entity states and
+	// buffered changes it holds for its tenants; 0 is unlimited. Past it, the largest tenants are
+	// shed (budget.go): their state is dropped and the edge forwards their reads.
+	MaxBytes int64
+	Logger   *slog.Logger
 }
 
 // Replica is the read model of the tenants of a set of shards. It implements feed.Sink; its read
@@ -44,6 +48,9 @@ type Replica struct {
 	lastResync time.Time              // follower goroutine only
 	stats      stats
 	heard      heardTimes // when the stream was last heard from, per shard (staleness.go)
+	// wasShed names the tenants shed by the generation the one filling replaces: they are
+	// re-admitted only with headroom (budget.go). Follower goroutine only.
+	wasShed map[string]bool
 }
 
 type stats struct {
@@ -87,6 +94,9 @@ type generation struct {
 	// checkpointed: the generation had its first checkpoint (everything published when it
 	// started was delivered). Written by the follower goroutine, read by requests (RegistryLoaded).
 	checkpointed atomic.Bool
+	// held is what the generation holds for its tenants, counted against Config.MaxBytes
+	// (budget.go). Written by the follower goroutine.
+	held atomic.Int64
 }
 
 // registry is an immutable host and slug index of the served tenants.
@@ -225,6 +235,7 @@ func (r *Replica) Reset(epoch string) {
 	r.resync.Store(nil)
 	cur := r.gen.Load()
 	ng := newGeneration(epoch)
+	r.wasShed = shedSlugs(cur, r.building)
 	if r.building != nil {
 		r.building.retire()
 		r.building = nil
@@ -249,7 +260,9 @@ func (r *Replica) Change(c *schema.Change) {
 		t.seen.Store(c.Version)
 	}
 	if !c.IsHead() {
-		t.pending = append(t.pending, c)
+		if r.hold(g, t, c) {
+			t.pending = append(t.pending, c)
+		}
 		return
 	}
 	t.expect, t.expectAt = c.Digest, c.Version
@@ -293,9 +306,16 @@ func (r *Replica) applyLog(g *generation, t *Tenant, top int64) (disagrees bool)
 		r.applyRegistry(g, t, top)
 		return false
 	}
+	if r.shedApply(t, top) {
+		return false
+	}
+	before := t.heldBy()
 	t.applyPending(top, func(c *schema.Change, err error) {
 		r.log.Error("skipping a change that does not apply", "log", c.Log, "key", c.Key(), "version", c.Version, "err", err)
 	})
+	if r.settle(g, t, before, top) {
+		return false
+	}
 	return t.claim(r.cfg.Private)
 }
 

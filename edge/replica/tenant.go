@@ -58,6 +58,11 @@ type Tenant struct {
 	// disagrees with the head's: the claimed version stays behind until the missing states
 	// arrive (or a re-bootstrap replaces the tenant).
 	held atomic.Bool
+	// shed is set once the replica dropped the tenant's state to keep within its memory budget
+	// (budget.go); pendingBytes is the encoded size of pending. Follower goroutine only but shed,
+	// which readers load.
+	shed         atomic.Bool
+	pendingBytes int64
 }
 
 type itemKey struct {
