@@ -46,6 +46,9 @@ type Config struct {
 	Edges int
 	// EdgeArgs are extra flags of every edge (for instance "--cache-bytes=-1").
 	EdgeArgs []string
+	// RelayArgs are extra flags of the relay (for instance "--snapshot-every=0", so that only
+	// WriteSnapshots writes snapshots).
+	RelayArgs []string
 	// CPUs pins every child to these CPUs with taskset (empty: not pinned).
 	CPUs []int
 	// LogLevel is the children's log level (default "warn").
@@ -184,7 +187,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.Relay, err = c.start("relay", "", relayOps, "relay", "--ops-addr", relayOps); err != nil {
+	if c.Relay, err = c.start("relay", "", relayOps, append([]string{"relay", "--ops-addr", relayOps}, cfg.RelayArgs...)...); err != nil {
 		return nil, err
 	}
 	if err := c.waitReady(ctx, c.Relay); err != nil {

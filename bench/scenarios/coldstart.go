@@ -39,27 +39,34 @@ func planColdStart(short bool) coldPlan {
 	return coldPlan{template: 2000, targets: []int{10000, 100000}, others: 20, otherEntities: 1000000, settle: 10 * time.Second}
 }
 
-// ColdStart measures how long an empty edge takes to serve large tenants from the stream alone,
-// among many other entities, and its memory against the catalogs' raw JSON.
+// ColdStart measures how long an empty edge takes to serve large tenants among many other
+// entities, bootstrapping from the stream alone (the "before") and from the per-shard snapshots
+// (the "after"), and its memory against the catalogs' raw JSON.
 func ColdStart() bench.Scenario {
 	return bench.Scenario{
 		Name:        "coldstart",
-		Description: "an empty edge serving 10k and 100k product tenants from the stream alone among 1M other entities: time, peak and steady RSS",
+		Description: "an empty edge serving 10k and 100k product tenants among 1M other entities, from the stream alone and from per-shard snapshots: time, peak and steady RSS",
 		Run:         runColdStart,
 	}
 }
 
 // ColdStartResult is the machine-readable result of the cold-start scenario.
 type ColdStartResult struct {
-	TemplateProducts int           `json:"template_products"`
-	TemplateSeconds  float64       `json:"template_seed_s"`
-	OtherTenants     int           `json:"other_tenants"`
-	OtherEntities    int           `json:"other_entities"`
-	OtherRawJSON     int64         `json:"other_raw_json_bytes"`
-	PublishSeconds   float64       `json:"publish_s"`
-	PublishRate      float64       `json:"publish_msgs_per_s"`
-	Targets          []ColdTarget  `json:"targets"`
-	Runs             []ColdEdgeRun `json:"runs"`
+	TemplateProducts int     `json:"template_products"`
+	TemplateSeconds  float64 `json:"template_seed_s"`
+	OtherTenants     int     `json:"other_tenants"`
+	OtherEntities    int     `json:"other_entities"`
+	OtherRawJSON     int64   `json:"other_raw_json_bytes"`
+	PublishSeconds   float64 `json:"publish_s"`
+	PublishRate      float64 `json:"publish_msgs_per_s"`
+	// Snapshot* describe the pass writing every shard's snapshot once the catalogs were
+	// published: its duration, the objects and records written and their total size.
+	SnapshotSeconds float64       `json:"snapshot_write_s"`
+	SnapshotObjects int           `json:"snapshot_objects"`
+	SnapshotRecords int           `json:"snapshot_records"`
+	SnapshotBytes   int64         `json:"snapshot_bytes"`
+	Targets         []ColdTarget  `json:"targets"`
+	Runs            []ColdEdgeRun `json:"runs"`
 	// EmptyRSS is the steady RSS of an edge that holds no tenant (the process's own floor).
 	EmptyRSS    int64           `json:"empty_edge_rss_bytes"`
 	Method      string          `json:"method"`
@@ -82,6 +89,13 @@ type ColdEdgeRun struct {
 	Name string `json:"name"`
 	// Shards is the edge's --shards flag ("" for every shard).
 	Shards string `json:"shards"`
+	// Bootstrap is "stream" (--snapshots=false: the last message of every subject read from
+	// the stream) or "snapshots" (the default: the shards' snapshots, then the stream from
+	// there). FromSnapshot is what the edge's follower reported: 1 when it did bootstrap from
+	// snapshots, and SnapshotFallbacks when it fell back to the stream.
+	Bootstrap         string `json:"bootstrap"`
+	FromSnapshot      int    `json:"follower_snapshot_bootstraps"`
+	SnapshotFallbacks int    `json:"follower_snapshot_fallbacks"`
 	// Serve is, per target slug, the seconds from the process start until its product page,
 	// product list and search all answered fully.
 	Serve map[string]float64 `json:"serve_s"`
@@ -107,13 +121,18 @@ const coldMethod = "A template tenant is seeded through the database (origin/see
 	"fork, a poller asks every 5 ms, for each measured tenant, the last product published, the first page of the product " +
 	"list (its total must be the whole catalog) and a search for a word of that product's title: the time when all three " +
 	"answer fully is the tenant's serve time. Peak RSS is VmHWM from /proc/<pid>/status once every tenant answers; steady " +
-	"RSS is VmRSS after the edge has idled for a few seconds. Raw JSON is the total size of the entities' JSON the edge holds."
+	"RSS is VmRSS after the edge has idled for a few seconds. Raw JSON is the total size of the entities' JSON the edge holds. " +
+	"Each edge is measured twice: bootstrapping from the stream alone (--snapshots=false, the \"before\") and from the per-shard " +
+	"snapshots (the \"after\"), written in one pass (sync/snapshot, in the bench process; the relay's own periodic writer is off) " +
+	"once every catalog was published; the edge's follower counters say whether it did bootstrap from them."
 
 func runColdStart(ctx context.Context, env bench.Env) (_ report.Section, err error) {
 	plan := planColdStart(env.Short)
 	sec := report.Section{Name: "coldstart"}
 	progress(env, "coldstart: starting NATS, a database and the relay")
-	c, err := cluster.Start(ctx, clusterConfig(env, false, 0))
+	cc := clusterConfig(env, false, 0)
+	cc.RelayArgs = []string{"--snapshot-every=0"} // the scenario writes the snapshots itself, once
+	c, err := cluster.Start(ctx, cc)
 	if err != nil {
 		return sec, err
 	}
@@ -172,6 +191,14 @@ func runColdStart(ctx context.Context, env bench.Env) (_ report.Section, err err
 	}
 	res.PublishSeconds = time.Since(start).Seconds()
 	res.PublishRate = float64(published) / res.PublishSeconds
+	progress(env, "coldstart: writing the per-shard snapshots")
+	snapStart := time.Now()
+	snap, err := c.WriteSnapshots(ctx)
+	if err != nil {
+		return sec, err
+	}
+	res.SnapshotSeconds = time.Since(snapStart).Seconds()
+	res.SnapshotObjects, res.SnapshotRecords, res.SnapshotBytes = snap.Objects, snap.Records, snap.Bytes
 
 	// The template's own log is small and on shard 0 with the others.
 	tplJSON := int64(0)
@@ -189,24 +216,26 @@ func runColdStart(ctx context.Context, env bench.Env) (_ report.Section, err err
 		}{fmt.Sprintf("shard %d only (%s)", t.Shard, t.Slug), strconv.Itoa(t.Shard), []int{i}})
 	}
 	for _, r := range runs {
-		progress(env, "coldstart: an empty edge serving %s", r.name)
-		run := ColdEdgeRun{Name: r.name, Shards: r.shards, Serve: map[string]float64{}}
-		if r.shards == "" {
-			run.Entities, run.RawJSON = res.OtherEntities+len(cat.Changes), res.OtherRawJSON+tplJSON
+		for _, boot := range []string{"stream", "snapshots"} {
+			progress(env, "coldstart: an empty edge serving %s, from %s", r.name, boot)
+			run := ColdEdgeRun{Name: r.name + ", from " + boot, Shards: r.shards, Bootstrap: boot, Serve: map[string]float64{}}
+			if r.shards == "" {
+				run.Entities, run.RawJSON = res.OtherEntities+len(cat.Changes), res.OtherRawJSON+tplJSON
+			}
+			var probes []coldProbe
+			for _, i := range r.targets {
+				run.Entities += res.Targets[i].Entities
+				run.RawJSON += res.Targets[i].RawJSON
+				probes = append(probes, newColdProbe(targets[i], targetStats[i]))
+			}
+			if err := measureColdEdge(ctx, c, plan, &run, probes); err != nil {
+				return sec, err
+			}
+			res.Runs = append(res.Runs, run)
 		}
-		var probes []coldProbe
-		for _, i := range r.targets {
-			run.Entities += res.Targets[i].Entities
-			run.RawJSON += res.Targets[i].RawJSON
-			probes = append(probes, newColdProbe(targets[i], targetStats[i]))
-		}
-		if err := measureColdEdge(ctx, c, plan, &run, probes); err != nil {
-			return sec, err
-		}
-		res.Runs = append(res.Runs, run)
 	}
 	progress(env, "coldstart: an empty edge serving no tenant (its memory floor)")
-	empty := ColdEdgeRun{Name: "no tenant", Shards: "999", Serve: map[string]float64{}}
+	empty := ColdEdgeRun{Name: "no tenant", Shards: "999", Bootstrap: "stream", Serve: map[string]float64{}}
 	if err := measureColdEdge(ctx, c, plan, &empty, nil); err != nil {
 		return sec, err
 	}
@@ -226,10 +255,16 @@ func runColdStart(ctx context.Context, env bench.Env) (_ report.Section, err err
 	largest := targets[len(targets)-1].Slug
 	serveAll := res.Runs[0].Serve[largest]
 	res.Met["serve"] = serveAll <= coldTargetServe.Seconds()
-	sec.Summary = append(sec.Summary, fmt.Sprintf("Cold start of an empty edge following every shard (%d entities in the stream, %d of them other tenants'): "+
+	sec.Summary = append(sec.Summary, fmt.Sprintf("Cold start of an empty edge following every shard from the stream alone (%d entities in the stream, %d of them other tenants'): "+
 		"**%s (%d products) served in %.2f s** from the process start — target %s products within %.0f s: %s. /readyz after %.2f s.",
 		res.Runs[0].Entities, res.OtherEntities, largest, res.Targets[len(targets)-1].Products, serveAll, coldTargetLabel(env.Short), coldTargetServe.Seconds(),
 		verdictNote(res.Met["serve"], env.Short), res.Runs[0].Ready))
+	snapAll := res.Runs[1]
+	res.Met["serve from snapshots"] = snapAll.FromSnapshot > 0 && snapAll.Serve[largest] <= coldTargetServe.Seconds()
+	sec.Summary = append(sec.Summary, fmt.Sprintf("The same edge from the per-shard snapshots: **%s served in %.2f s** (%.1f× faster), /readyz after %.2f s; "+
+		"its follower reports %d snapshot bootstrap(s) and %d fallback(s): %s. Writing the %d snapshots (%d records, %s) took %.2f s.",
+		largest, snapAll.Serve[largest], serveAll/max(snapAll.Serve[largest], 1e-9), snapAll.Ready, snapAll.FromSnapshot, snapAll.SnapshotFallbacks,
+		verdictNote(res.Met["serve from snapshots"], env.Short), res.SnapshotObjects, res.SnapshotRecords, mib(res.SnapshotBytes), res.SnapshotSeconds))
 	for _, r := range res.Runs {
 		key := "rss " + r.Name
 		res.Met[key] = r.Ratio <= coldTargetRSS
@@ -245,7 +280,7 @@ func runColdStart(ctx context.Context, env bench.Env) (_ report.Section, err err
 		header = append(header, t.Slug+" served (s)")
 	}
 	header = append(header, "ready (s)", "entities held", "raw JSON", "peak RSS", "steady RSS", "steady/raw", "(steady-empty)/raw")
-	table := report.Table{Title: "Empty edges started against the stream", Header: header}
+	table := report.Table{Title: "Empty edges started against the stream, then against the per-shard snapshots", Header: header}
 	bars := report.Plot{File: "coldstart-serve.svg", Title: "Cold start: seconds from process start to serving", Kind: report.KindBars, YLabel: "seconds"}
 	for _, r := range res.Runs {
 		row := []string{r.Name}
@@ -313,6 +348,7 @@ func measureColdEdge(ctx context.Context, c *cluster.Cluster, plan coldPlan, run
 	if run.Shards != "" {
 		args = []string{"--shards", run.Shards}
 	}
+	args = append(args, "--snapshots="+strconv.FormatBool(run.Bootstrap == "snapshots"))
 	start := time.Now()
 	p, err := c.StartEdgeNoWait(args...)
 	if err != nil {
@@ -358,6 +394,10 @@ func measureColdEdge(ctx context.Context, c *cluster.Cluster, plan coldPlan, run
 		return ctx.Err()
 	}
 	run.SteadyRSS = procStatus(p.PID, "VmRSS")
+	if _, body, err := fasthttp.Get(nil, "http://"+p.OpsAddr+"/metrics"); err == nil {
+		run.FromSnapshot = int(metricValue(body, `vitrine_follower_snapshot_bootstraps_total{process="edge"}`))
+		run.SnapshotFallbacks = int(metricValue(body, `vitrine_follower_snapshot_fallbacks_total{process="edge"}`))
+	}
 	run.PeakRSS = max(run.PeakRSS, procStatus(p.PID, "VmHWM"))
 	if run.RawJSON > 0 {
 		run.Ratio = float64(run.SteadyRSS) / float64(run.RawJSON)
@@ -397,6 +437,17 @@ func procStatus(pid int, field string) int64 {
 				n, _ := strconv.ParseInt(f[0], 10, 64)
 				return n * 1024 // kB
 			}
+		}
+	}
+	return 0
+}
+
+// metricValue returns the value of a sample of Prometheus text (0 when absent).
+func metricValue(body []byte, name string) float64 {
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return f
 		}
 	}
 	return 0

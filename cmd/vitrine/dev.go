@@ -66,6 +66,7 @@ func runDev(ctx context.Context, args []string) error {
 	posts := f.Int("posts", "VITRINE_DEV_POSTS", seed.DefaultPosts, "posts seeded into a new demo tenant")
 	pay := f.payments(paymentsTest)
 	hf := f.siteHealth()
+	snapEvery := f.snapshotEvery()
 	if err := f.Parse(args); err != nil {
 		return err
 	}
@@ -132,6 +133,11 @@ func runDev(ctx context.Context, args []string) error {
 		return err
 	}
 	g.Go("relay", func() error { return rel.Run(gctx) })
+	if err := runSnapshots(g, gctx, nc, fc, *snapEvery, rel, set, log); err != nil {
+		g.cancel()
+		g.Wait()
+		return err
+	}
 	orep, ofol, err := followStream(g, gctx, nc, fc, fc.AllFilters(), replica.Config{PlatformDomain: *ef.platformDomain, Private: true}, log.With("replica", "origin"))
 	if err != nil {
 		return err

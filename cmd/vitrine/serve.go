@@ -69,13 +69,17 @@ func (g *group) Wait() error {
 	return g.err
 }
 
-// followStream starts a replica following the state stream with the given filters.
-func followStream(g *group, ctx context.Context, nc *nats.Conn, fc feed.Config, filters []string, rc replica.Config, log *slog.Logger) (*replica.Replica, *feed.Follower, error) {
+// followStream starts a replica following the state stream with the given filters; opts
+// configure the follower before it starts (edgeSnapshots).
+func followStream(g *group, ctx context.Context, nc *nats.Conn, fc feed.Config, filters []string, rc replica.Config, log *slog.Logger, opts ...func(*feed.Follower)) (*replica.Replica, *feed.Follower, error) {
 	rc.Logger = log
 	rep := replica.New(rc)
 	fol, err := feed.NewFollower(nc, fc, filters, rep, log.With("component", "follower"))
 	if err != nil {
 		return nil, nil, err
+	}
+	for _, o := range opts {
+		o(fol)
 	}
 	g.Go("follower", func() error { return fol.Run(ctx) })
 	return rep, fol, nil
@@ -233,6 +237,7 @@ func runRelay(ctx context.Context, args []string) error {
 	leaseTTL := f.Duration("lease-ttl", "VITRINE_RELAY_LEASE_TTL", 0, "relay lease duration (default 2s: a standby takes over within it)")
 	poll := f.Duration("poll", "VITRINE_RELAY_POLL", 0, "outbox poll interval when nothing wakes the relay (default 50ms)")
 	dedup := f.Duration("dedup-window", "VITRINE_DEDUP_WINDOW", 0, "state stream duplicate window (default 2m)")
+	snapEvery := f.snapshotEvery()
 	if err := f.Parse(args); err != nil {
 		return err
 	}
@@ -258,7 +263,13 @@ func runRelay(ctx context.Context, args []string) error {
 	observeDB(set, db)
 	serveOps(ctx, *ops, *c.profiles, set, func() bool { return !r.Stats().EpochMismatch }, log)
 	log.Info("relay running")
-	return r.Run(ctx)
+	g, gctx := newGroup(ctx)
+	if err := runSnapshots(g, gctx, nc, fc, *snapEvery, r, set, log); err != nil {
+		return err
+	}
+	g.Go("relay", func() error { defer g.cancel(); return r.Run(gctx) })
+	<-gctx.Done()
+	return g.Wait()
 }
 
 // edgeFlags are the flags of an edge, shared by `vitrine edge` and `vitrine dev`.
@@ -267,6 +278,8 @@ type edgeFlags struct {
 	cacheBytes                                         *int64
 	rateLimit                                          *int
 	staleAfter, forwardTimeout                         *time.Duration
+	replicaBytes                                       *int64
+	snapshots                                          *bool
 
 	// name and region identify the edge in its answers to lag probes (edge.ProbeConfig).
 	name, region *string
@@ -282,6 +295,8 @@ func (f flags) edge() edgeFlags {
 		trustedProxies: f.String("trusted-proxies", "VITRINE_TRUSTED_PROXIES", "", "comma-separated CIDRs of proxies in front of the edge whose X-Forwarded-For is believed"),
 		staleAfter:     f.Duration("stale-after", "VITRINE_STALE_AFTER", 10*time.Second, "staleness (time since the state stream was last heard from, per shard) past which /readyz reports the edge degraded; it keeps serving"),
 		forwardTimeout: f.Duration("forward-timeout", "VITRINE_FORWARD_TIMEOUT", 30*time.Second, "bound of a forwarded request; a write sent and unanswered in time answers 504 outcome_unknown"),
+		replicaBytes:   f.Int64("max-replica-bytes", "VITRINE_MAX_REPLICA_BYTES", 0, "replica memory budget, in bytes of the raw JSON of the entities held (the Go heap is a multiple of it: see the README); past it the largest stores are shed, their reads forwarded to the origin, until the next bootstrap (0: unlimited)"),
+		snapshots:      f.EnvBool("snapshots", "VITRINE_SNAPSHOTS", true, "bootstrap from the per-shard snapshots of the vitrine-snapshots bucket when they are usable (same stream, intact, younger than half the tombstone horizon), else from the stream"),
 		name:           f.String("edge-name", "VITRINE_EDGE_NAME", "", "the edge's name in its answers to lag probes (site health; default <host name>/<listen address>)"),
 		region:         f.String("edge-region", "VITRINE_EDGE_REGION", "", "the edge's region in its answers to lag probes (site health)"),
 	}
@@ -353,10 +368,18 @@ func startEdge(g *group, ctx context.Context, ef edgeFlags, originURL string, nc
 	if err != nil {
 		return nil, nil, err
 	}
-	rep, fol, err := followStream(g, ctx, nc, fc, fc.PublicFilters(shards), replica.Config{Shards: shards, PlatformDomain: *ef.platformDomain}, log)
+	if *ef.replicaBytes < 0 {
+		return nil, nil, fmt.Errorf("--max-replica-bytes must be 0 (unlimited) or a number of bytes, not %d", *ef.replicaBytes)
+	}
+	snaps, err := edgeSnapshots(ctx, nc, fc, *ef.snapshots)
 	if err != nil {
 		return nil, nil, err
 	}
+	rep, fol, err := followStream(g, ctx, nc, fc, fc.PublicFilters(shards), replica.Config{Shards: shards, PlatformDomain: *ef.platformDomain, MaxBytes: *ef.replicaBytes}, log, snaps...)
+	if err != nil {
+		return nil, nil, err
+	}
+	observeFollowerSnapshots(set, "edge", fol)
 	proxies, err := parsePrefixes(*ef.trustedProxies)
 	if err != nil {
 		return nil, nil, err

@@ -27,4 +27,14 @@
 // message delivered with nothing pending (everything published so far is in). A change of the
 // stream's epoch, the stream's disappearance, or an absence longer than the tombstone horizon
 // makes the Follower start over with Sink.Reset.
+//
+// # Snapshots
+//
+// A Follower given a SnapshotSource (UseSnapshots; edges, whose filters are public shard
+// filters) starts each bootstrap from the snapshots of its shards and of the registry: it hands
+// their changes to the Sink (prepared on a worker pool when the Sink is a Preparer, delivered in
+// order), then reads the stream from the lowest snapshot's sequence + 1, skipping each shard's
+// messages at or below its own snapshot's. Checkpoints work as above. Any snapshot it cannot use
+// makes it count the reason, Reset the Sink and bootstrap from the stream alone; so does a
+// bootstrap the Sink asked for (Resyncer).
 package feed

@@ -70,6 +70,12 @@ type Follower struct {
 	resyncs   atomic.Uint64                           // bootstraps the sink asked for
 	processed atomic.Uint64                           // stream sequence of the last message handled (Heartbeats)
 	onApply   atomic.Pointer[func(lag time.Duration)] // SetOnApply
+
+	snaps         SnapshotSource // UseSnapshots; nil: bootstrap from the stream only
+	fromSnapshot  atomic.Uint64  // bootstraps started from snapshots
+	fallbacks     atomic.Uint64  // bootstraps that wanted snapshots and fell back to the stream
+	fallbackWhy   atomic.Pointer[string]
+	skippedBySnap atomic.Uint64 // stream messages skipped because a snapshot held them
 }
 
 // NewFollower returns a Follower of the state stream for the subject filters.
@@ -95,20 +101,38 @@ type Stats struct {
 	Delivered, Pending, Resets, Malformed uint64
 	// Resyncs counts the bootstraps started because the Sink asked for one (Resyncer).
 	Resyncs uint64
+	// FromSnapshot counts the bootstraps that started from snapshots (UseSnapshots);
+	// SnapshotFallbacks those that wanted to and read the whole stream instead, the last one
+	// for the reason LastFallback.
+	FromSnapshot, SnapshotFallbacks uint64
+	LastFallback                    string
+	// SnapshotSkipped counts stream messages skipped because a snapshot already held them.
+	SnapshotSkipped uint64
 }
 
 // Stats returns the Follower's counters. Safe for concurrent use.
 func (f *Follower) Stats() Stats {
-	return Stats{Delivered: f.delivered.Load(), Pending: f.pending.Load(), Resets: f.resets.Load(), Malformed: f.malformed.Load(),
-		Resyncs: f.resyncs.Load()}
+	st := Stats{Delivered: f.delivered.Load(), Pending: f.pending.Load(), Resets: f.resets.Load(), Malformed: f.malformed.Load(),
+		Resyncs: f.resyncs.Load(), FromSnapshot: f.fromSnapshot.Load(), SnapshotFallbacks: f.fallbacks.Load(),
+		SnapshotSkipped: f.skippedBySnap.Load()}
+	if why := f.fallbackWhy.Load(); why != nil {
+		st.LastFallback = *why
+	}
+	return st
 }
 
-var errRestart = errors.New("feed: restart the bootstrap")
+var (
+	errRestart = errors.New("feed: restart the bootstrap")
+	// errResync restarts a bootstrap the Sink asked for: the next one reads the whole stream
+	// (a snapshot may be what disagreed).
+	errResync = fmt.Errorf("%w: the sink asked for a new bootstrap", errRestart)
+)
 
 // Run follows the stream until ctx is done. It never returns another error: a missing stream or a
 // broken connection is waited out, logged, and retried.
 func (f *Follower) Run(ctx context.Context) error {
 	backoff := 100 * time.Millisecond
+	fullNext := false // the next bootstrap reads the whole stream (after a resync)
 	for ctx.Err() == nil {
 		s, err := f.js.Stream(ctx, f.cfg.Stream)
 		if err != nil {
@@ -129,20 +153,46 @@ func (f *Follower) Run(ctx context.Context) error {
 		epoch := info.Config.Metadata[epochKey]
 		f.resets.Add(1)
 		f.sink.Reset(epoch)
-		err = f.follow(ctx, s, epoch, info.Created)
+		var start uint64
+		var skip map[string]uint64
+		if f.snaps != nil && !fullNext {
+			start, skip, err = f.fromSnapshots(ctx, epoch, info.Created)
+			if ctx.Err() != nil {
+				return nil
+			}
+			if err != nil {
+				if !errors.Is(err, errNoSnapshot) {
+					why := err.Error()
+					f.fallbackWhy.Store(&why)
+					f.fallbacks.Add(1)
+					f.log.Warn("snapshot bootstrap failed: bootstrapping from the stream", "reason", why)
+					// What was delivered belongs to an abandoned bootstrap.
+					f.sink.Reset(epoch)
+				}
+				start, skip = 0, nil
+			} else {
+				f.fromSnapshot.Add(1)
+			}
+		}
+		fullNext = false
+		err = f.follow(ctx, s, epoch, info.Created, start, skip)
 		if ctx.Err() != nil {
 			return nil
 		}
+		fullNext = errors.Is(err, errResync)
 		f.log.Info("state stream bootstrap restarts", "reason", err)
 	}
 	return nil
 }
 
-func (f *Follower) follow(ctx context.Context, s jetstream.Stream, epoch string, created time.Time) error {
-	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-		FilterSubjects: f.filters,
-		DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
-	})
+// follow reads the stream: the last message of every subject (start 0), or every message from
+// start on, skipping those of a shard at or below skip[shard] (a snapshot delivered them).
+func (f *Follower) follow(ctx context.Context, s jetstream.Stream, epoch string, created time.Time, start uint64, skip map[string]uint64) error {
+	cc := jetstream.OrderedConsumerConfig{FilterSubjects: f.filters, DeliverPolicy: jetstream.DeliverLastPerSubjectPolicy}
+	if start > 0 {
+		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, start
+	}
+	cons, err := s.OrderedConsumer(ctx, cc)
 	if err != nil {
 		return fmt.Errorf("create consumer: %w", err)
 	}
@@ -190,20 +240,30 @@ func (f *Follower) follow(ctx context.Context, s jetstream.Stream, epoch string,
 		if e := msg.Headers().Get(HeaderEpoch); e != epoch {
 			return fmt.Errorf("%w: message of epoch %q in a stream of epoch %q", errRestart, e, epoch)
 		}
-		c, err := schema.DecodeChange(msg.Data())
-		if err == nil && !subjectCarries(msg.Subject(), c) {
-			err = fmt.Errorf("subject %s does not carry %s of %s", msg.Subject(), c.Key(), c.Log)
-		}
 		md, merr := msg.Metadata()
-		if sh := subjectShard(f.cfg.Prefix, msg.Subject()); hb != nil && sh != "" {
+		sh := subjectShard(f.cfg.Prefix, msg.Subject())
+		if hb != nil && sh != "" {
 			hb.Heard(sh, time.Now())
 		}
-		if err != nil {
+		var c *schema.Change
+		skipped := false
+		if s, ok := skip[sh]; ok && merr == nil && md.Sequence.Stream <= s {
+			skipped = true // the shard's snapshot holds this message or a later one of its subject
+			f.skippedBySnap.Add(1)
+		} else {
+			c, err = schema.DecodeChange(msg.Data())
+			if err == nil && !subjectCarries(msg.Subject(), c) {
+				err = fmt.Errorf("subject %s does not carry %s of %s", msg.Subject(), c.Key(), c.Log)
+			}
+		}
+		switch {
+		case skipped:
+		case err != nil:
 			// A message this build cannot read is skipped, not fatal: it is logged and counted,
 			// and the log's next head still brings its readers forward.
 			f.malformed.Add(1)
 			f.log.Error("skipping malformed stream message", "subject", msg.Subject(), "err", err)
-		} else {
+		default:
 			f.delivered.Add(1)
 			f.sink.Change(c)
 			if fn := f.onApply.Load(); fn != nil && live && merr == nil && c.IsHead() {
@@ -222,7 +282,7 @@ func (f *Follower) follow(ctx context.Context, s jetstream.Stream, epoch string,
 				if rs, ok := f.sink.(Resyncer); ok {
 					if why := rs.ResyncWanted(); why != "" {
 						f.resyncs.Add(1)
-						return fmt.Errorf("%w: %s", errRestart, why)
+						return fmt.Errorf("%w: %s", errResync, why)
 					}
 				}
 			}

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"vitrine/sync/blob"
 	"vitrine/sync/feed"
 	"vitrine/sync/natstest"
+	"vitrine/sync/snapshot"
 )
 
 // deployDir is the repository's shipped NATS configuration.
@@ -438,5 +440,125 @@ func TestShippedNATSPermissions(t *testing.T) {
 	}
 	if _, err := adminJS.Stream(ctx, cfg.Stream); !errors.Is(err, jetstream.ErrStreamNotFound) {
 		t.Fatal(fmt.Errorf("stream still there after the admin deleted it: %v", err))
+	}
+}
+
+// snapSink counts what a Follower delivers and its checkpoints.
+type snapSink struct {
+	sink
+	checkpoints atomic.Int64
+}
+
+func (s *snapSink) Checkpoint() { s.checkpoints.Add(1) }
+
+// The snapshot bucket under the shipped permissions: the relay's role writes the per-shard
+// snapshots (a full pass, then an incremental one replacing them) and reads the previous ones;
+// an edge's role bootstraps from them, directly and through the leaf node, and may neither
+// write, purge nor delete one.
+func TestShippedNATSPermissionsSnapshots(t *testing.T) {
+	ctx := context.Background()
+	sec := natstest.RunSecure(t, deployDir)
+	cfg := feed.Config{}.WithDefaults()
+	relayNC := sec.Connect(t, sec.URL, "relay")
+	relayJS, _ := jetstream.New(relayNC)
+	if _, err := feed.EnsureStream(ctx, relayJS, cfg, "epoch-1"); err != nil {
+		t.Fatal(err)
+	}
+	publish := func(version int64) {
+		t.Helper()
+		msgs := []feed.Message{change("shop", schema.Pub, fmt.Sprint(version), version), change("shop", schema.Priv, "p", version+1), head("shop", version+1)}
+		st, _ := relayJS.Stream(ctx, cfg.Stream)
+		var fence uint64
+		if m, err := st.GetLastMsgForSubject(ctx, cfg.HeadSubject(0, "shop")); err == nil {
+			fence = m.Sequence
+		}
+		if _, err := feed.PublishBatch(ctx, relayNC, relayJS, "epoch-1", msgs, cfg.HeadSubject(0, "shop"), fence); err != nil {
+			t.Fatalf("relay publishes: %v", err)
+		}
+	}
+	publish(1)
+	w := snapshot.NewWriter(relayJS, snapshot.WriterConfig{Feed: cfg, Logger: slog.New(slog.DiscardHandler)})
+	if res, err := w.WriteAll(ctx); err != nil || res.Objects != 2 {
+		t.Fatalf("relay writes the snapshots: %+v %v", res, err)
+	}
+	publish(3)
+	// A writer taking over reads the previous snapshots from the bucket and replaces them.
+	w2 := snapshot.NewWriter(relayJS, snapshot.WriterConfig{Feed: cfg, Logger: slog.New(slog.DiscardHandler)})
+	if res, err := w2.WriteAll(ctx); err != nil || res.Incremental != 1 {
+		t.Fatalf("relay replaces a snapshot incrementally: %+v %v", res, err)
+	}
+	publish(5)
+
+	edgeNC := sec.Connect(t, sec.URL, "edge")
+	leafNC := sec.Connect(t, sec.StartLeaf(t), "edge")
+	leafCfg := cfg
+	leafCfg.Domain = "central"
+	for name, c := range map[string]struct {
+		nc  *nats.Conn
+		cfg feed.Config
+	}{"direct": {edgeNC, cfg}, "via leaf node": {leafNC, leafCfg}} {
+		js, err := c.cfg.JetStream(c.nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, err := snapshot.NewSource(ctx, js, "")
+		if err != nil {
+			t.Fatalf("%s: an edge binds the snapshot bucket: %v", name, err)
+		}
+		s := &snapSink{}
+		f, err := feed.NewFollower(c.nc, c.cfg, cfg.PublicFilters(nil), s, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.UseSnapshots(src)
+		fctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { f.Run(fctx); close(done) }()
+		waitFor(t, name+" follower's checkpoint", func() bool { return s.checkpoints.Load() > 0 })
+		cancel()
+		<-done
+		if st := f.Stats(); st.FromSnapshot != 1 || st.SnapshotFallbacks != 0 {
+			t.Fatalf("%s: follower stats %+v", name, st)
+		}
+		for _, k := range []string{"shop/pub.product.1", "shop/pub.product.3", "shop/pub.product.5"} {
+			if !s.has(k) {
+				t.Fatalf("%s: the follower misses %s", name, k)
+			}
+		}
+		if s.has("shop/priv.product.p") {
+			t.Fatalf("%s: a private change reached the edge", name)
+		}
+	}
+	for _, tc := range []struct {
+		what, subject string
+		op            func(*nats.Conn, jetstream.JetStream) error
+	}{
+		{"snapshot put", "$O.vitrine-snapshots.C.>", func(_ *nats.Conn, js jetstream.JetStream) error {
+			c, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+			defer cancel()
+			obs, err := js.ObjectStore(c, snapshot.DefaultBucket)
+			if err != nil {
+				return err
+			}
+			_, err = obs.PutBytes(c, "shard-0", []byte("evil"))
+			return err
+		}},
+		{"snapshot purge", "$JS.API.STREAM.PURGE.OBJ_vitrine-snapshots", func(nc *nats.Conn, _ jetstream.JetStream) error {
+			_, err := nc.Request("$JS.API.STREAM.PURGE.OBJ_vitrine-snapshots", nil, 500*time.Millisecond)
+			return err
+		}},
+		{"snapshot bucket delete", "$JS.API.STREAM.DELETE.OBJ_vitrine-snapshots", func(nc *nats.Conn, _ jetstream.JetStream) error {
+			_, err := nc.Request("$JS.API.STREAM.DELETE.OBJ_vitrine-snapshots", nil, 500*time.Millisecond)
+			return err
+		}},
+	} {
+		v := &violations{}
+		nc := sec.Connect(t, sec.URL, "edge", v.option())
+		js, _ := jetstream.New(nc)
+		err := tc.op(nc, js)
+		nc.Flush()
+		if !v.saw(tc.subject) {
+			t.Errorf("edge: %s was not refused (err %v)", tc.what, err)
+		}
 	}
 }

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+	"github.com/nats-io/nats.go"
+
+	"vitrine/sync/feed"
+	"vitrine/sync/relay"
+	"vitrine/sync/snapshot"
+)
+
+// snapshotEvery declares the --snapshot-every flag of a process running a relay.
+func (f flags) snapshotEvery() *time.Duration {
+	return f.Duration("snapshot-every", "VITRINE_SNAPSHOT_EVERY", time.Minute,
+		"period of the per-shard snapshots of the state stream written to the vitrine-snapshots bucket while this relay holds its lease (also once the first publish burst settles); 0 disables")
+}
+
+// runSnapshots writes the state stream's snapshots every period while rel holds its lease, and
+// registers the writer's metrics on set.
+func runSnapshots(g *group, ctx context.Context, nc *nats.Conn, fc feed.Config, every time.Duration, rel *relay.Relay, set *metrics.Set, log *slog.Logger) error {
+	if every <= 0 {
+		return nil
+	}
+	js, err := fc.JetStream(nc)
+	if err != nil {
+		return err
+	}
+	w := snapshot.NewWriter(js, snapshot.WriterConfig{Feed: fc, Replicas: fc.Replicas, Logger: log})
+	set.RegisterMetricsWriter(func(out io.Writer) {
+		st := w.Stats()
+		metrics.WriteCounterUint64(out, "vitrine_snapshot_passes_total", st.Passes)
+		metrics.WriteCounterUint64(out, "vitrine_snapshot_failures_total", st.Failures)
+		metrics.WriteCounterUint64(out, "vitrine_snapshot_writes_total", st.Objects)
+		metrics.WriteCounterUint64(out, "vitrine_snapshot_unchanged_total", st.Unchanged)
+		metrics.WriteCounterUint64(out, "vitrine_snapshot_bytes_total", st.Bytes)
+		metrics.WriteCounterUint64(out, "vitrine_snapshot_records_total", st.Records)
+		metrics.WriteCounterFloat64(out, "vitrine_snapshot_seconds_total", st.Duration.Seconds())
+		metrics.WriteGaugeFloat64(out, "vitrine_snapshot_last_pass_seconds", st.Last.Took.Seconds())
+		metrics.WriteGaugeUint64(out, "vitrine_snapshot_last_pass_bytes", uint64(st.Last.Bytes))
+	})
+	g.Go("snapshots", func() error { return w.Run(ctx, every, func() bool { return rel.Stats().LeaseHeld }) })
+	return nil
+}
+
+// edgeSnapshots returns the option making an edge's follower bootstrap from the bucket's
+// snapshots (read-only: direct gets), or none when on is false.
+func edgeSnapshots(ctx context.Context, nc *nats.Conn, fc feed.Config, on bool) ([]func(*feed.Follower), error) {
+	if !on {
+		return nil, nil
+	}
+	js, err := fc.JetStream(nc)
+	if err != nil {
+		return nil, err
+	}
+	src, err := snapshot.NewSource(ctx, js, "")
+	if err != nil {
+		return nil, fmt.Errorf("snapshots: %w", err)
+	}
+	return []func(*feed.Follower){func(f *feed.Follower) { f.UseSnapshots(src) }}, nil
+}
+
+// observeFollowerSnapshots registers an edge follower's snapshot counters on set.
+func observeFollowerSnapshots(set *metrics.Set, process string, fol *feed.Follower) {
+	set.RegisterMetricsWriter(func(out io.Writer) {
+		st := fol.Stats()
+		metrics.WriteCounterUint64(out, fmt.Sprintf(`vitrine_follower_snapshot_bootstraps_total{process=%q}`, process), st.FromSnapshot)
+		metrics.WriteCounterUint64(out, fmt.Sprintf(`vitrine_follower_snapshot_fallbacks_total{process=%q}`, process), st.SnapshotFallbacks)
+	})
+}

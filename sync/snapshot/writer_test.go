@@ -1,0 +1,372 @@
+package snapshot
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"vitrine/schema"
+	"vitrine/sync/feed"
+	"vitrine/sync/natstest"
+)
+
+// bed is an embedded nats-server with a state stream the test publishes to as a relay would.
+type bed struct {
+	t     *testing.T
+	nc    *nats.Conn
+	js    jetstream.JetStream
+	fc    feed.Config
+	vers  map[string]int64 // per log
+	shard map[string]int   // per log
+}
+
+func newBed(t *testing.T) *bed {
+	ns := natstest.Run(t)
+	nc := ns.Connect(t)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &bed{t: t, nc: nc, js: js, fc: feed.Config{}.WithDefaults(), vers: map[string]int64{}, shard: map[string]int{}}
+	if _, err := feed.EnsureStream(context.Background(), js, b.fc, "epoch-1"); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func (b *bed) publish(subject string, c *schema.Change) {
+	b.t.Helper()
+	m := nats.NewMsg(subject)
+	m.Data = c.Encode()
+	m.Header.Set(feed.HeaderEpoch, "epoch-1")
+	if _, err := b.js.PublishMsg(context.Background(), m); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// tx publishes one transaction of a log: products ids set to a body (or deleted when body is
+// ""), then the log's head.
+func (b *bed) tx(log string, shard int, ids map[string]string) {
+	b.t.Helper()
+	if _, ok := b.shard[log]; !ok {
+		b.shard[log] = shard
+		b.vers[schema.PlatformLog]++
+		v := b.vers[schema.PlatformLog]
+		b.publish(b.fc.Subject(0, schema.PlatformLog, "pub.tenant."+log), &schema.Change{Schema: 1, Log: schema.PlatformLog, Kind: schema.KindTenant,
+			ID: log, Vis: schema.Pub, Version: v, TxnFirst: v, TxnLast: v, Data: json.RawMessage(fmt.Sprintf(`{"slug":%q,"shard":%d}`, log, shard))})
+		b.publish(b.fc.HeadSubject(0, schema.PlatformLog), &schema.Change{Schema: 1, Log: schema.PlatformLog, Kind: schema.KindHead, ID: schema.HeadID, Vis: schema.Pub, Version: v})
+	}
+	first := b.vers[log] + 1
+	last := b.vers[log] + int64(len(ids))
+	for id, body := range ids {
+		b.vers[log]++
+		c := &schema.Change{Schema: 1, Log: log, Kind: schema.KindProduct, ID: id, Vis: schema.Pub, Version: b.vers[log], TxnFirst: first, TxnLast: last}
+		if body == "" {
+			c.Deleted = true
+		} else {
+			c.Data = json.RawMessage(body)
+		}
+		b.publish(b.fc.Subject(shard, log, c.Key()), c)
+	}
+	b.publish(b.fc.HeadSubject(shard, log), &schema.Change{Schema: 1, Log: log, Kind: schema.KindHead, ID: schema.HeadID, Vis: schema.Pub, Version: b.vers[log]})
+}
+
+// products is a transaction of n products id0..n-1 with bodies tagged tag.
+func products(from, n int, tag string) map[string]string {
+	m := map[string]string{}
+	for i := from; i < from+n; i++ {
+		m[fmt.Sprint(i)] = fmt.Sprintf(`{"name":"%s-%d","pad":"%s"}`, tag, i, strings.Repeat("x", i%50))
+	}
+	return m
+}
+
+// fullSet reads a filter's last messages straight from the stream.
+func (b *bed) fullSet(filter string) map[string]string {
+	b.t.Helper()
+	st, err := b.js.Stream(context.Background(), b.fc.Stream)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	set := &recordSet{index: map[string]int{}}
+	if _, err := readStream(context.Background(), st, filter, 0, "epoch-1", time.Minute, set); err != nil {
+		b.t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, r := range set.live() {
+		out[r.Subject] = string(r.Data)
+	}
+	return out
+}
+
+func (b *bed) stored(src *Source, shard string) (Header, map[string]string) {
+	b.t.Helper()
+	s, _, err := src.Fetch(context.Background(), shard, nil)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	out := map[string]string{}
+	if err := s.Records(func(r Record) error { out[r.Subject] = string(r.Data); return nil }); err != nil {
+		b.t.Fatal(err)
+	}
+	return s.Header(), out
+}
+
+func TestIncrementalEqualsFull(t *testing.T) {
+	b := newBed(t)
+	ctx := context.Background()
+	b.tx("alpha", 0, products(0, 300, "a"))
+	b.tx("beta", 1, products(0, 100, "b"))
+	w := NewWriter(b.js, WriterConfig{Feed: b.fc})
+	res, err := w.WriteAll(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Objects != 3 || res.Incremental != 0 {
+		t.Fatalf("first pass %+v, want 3 full objects", res)
+	}
+	// Updates, deletions, a new tenant on a new shard; shard 1 is left alone.
+	b.tx("alpha", 0, products(10, 50, "a2"))
+	b.tx("alpha", 0, map[string]string{"3": "", "4": ""})
+	b.tx("gamma", 2, products(0, 20, "g"))
+	res, err = w.WriteAll(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Incremental != 2 || res.Unchanged != 1 || res.Objects != 3 {
+		t.Fatalf("second pass %+v, want shard 0 and the registry incremental, shard 1 unchanged, shard 2 full", res)
+	}
+	// A second writer (a relay taking over) starts from the bucket's snapshots.
+	b.tx("beta", 1, products(50, 10, "b2"))
+	w2 := NewWriter(b.js, WriterConfig{Feed: b.fc})
+	if res, err = w2.WriteAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if res.Incremental != 1 || res.Unchanged != 3 {
+		t.Fatalf("third pass %+v, want shard 1 incremental, the rest unchanged", res)
+	}
+	src, err := NewSource(ctx, b.js, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sh := range []string{"0", "1", "2", schema.PlatformLog} {
+		filter := b.fc.Prefix + "." + sh + ".*.pub.>"
+		if sh == schema.PlatformLog {
+			filter = b.fc.Prefix + "." + sh + ".>"
+		}
+		h, got := b.stored(src, sh)
+		want := b.fullSet(filter)
+		if !maps.Equal(got, want) {
+			t.Fatalf("shard %s: snapshot holds %d subjects, a full read %d", sh, len(got), len(want))
+		}
+		if sh == schema.PlatformLog && strings.Join(h.Shards, ",") != "0,1,2" {
+			t.Fatalf("registry snapshot lists shards %v", h.Shards)
+		}
+		if len(h.Heads) == 0 {
+			t.Fatalf("shard %s: no heads in the header", sh)
+		}
+	}
+	if st := w.Stats(); st.Passes != 2 || st.Objects != 6 || st.Bytes == 0 {
+		t.Fatalf("writer stats %+v", st)
+	}
+}
+
+// recSink records what a Follower delivers: the state per subject key, the checkpoints.
+type recSink struct {
+	mu          sync.Mutex
+	state       map[string]string
+	checkpoints atomic.Int64
+	resets      atomic.Int64
+	prepared    atomic.Int64
+}
+
+func (s *recSink) Reset(string) {
+	s.mu.Lock()
+	s.state = map[string]string{}
+	s.mu.Unlock()
+	s.resets.Add(1)
+	s.checkpoints.Store(0)
+}
+
+func (s *recSink) Change(c *schema.Change) {
+	s.mu.Lock()
+	s.state[c.Log+"/"+c.Key()] = fmt.Sprintf("%d %v %s", c.Version, c.Deleted, c.Data)
+	s.mu.Unlock()
+}
+
+func (s *recSink) Checkpoint() { s.checkpoints.Add(1) }
+
+func (s *recSink) snapshot() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.state)
+}
+
+// prepSink is a recSink that is also a feed.Preparer.
+type prepSink struct{ recSink }
+
+func (s *prepSink) Prepare(*schema.Change) { s.prepared.Add(1) }
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// follow runs a Follower of filters into sink until the test ends.
+func (b *bed) follow(filters []string, sink feed.Sink, src feed.SnapshotSource) *feed.Follower {
+	f, err := feed.NewFollower(b.nc, b.fc, filters, sink, nil)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	f.Watch = 100 * time.Millisecond
+	if src != nil {
+		f.UseSnapshots(src)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { f.Run(ctx); close(done) }()
+	b.t.Cleanup(func() { cancel(); <-done })
+	return f
+}
+
+func TestFollowerFromSnapshots(t *testing.T) {
+	b := newBed(t)
+	ctx := context.Background()
+	b.tx("alpha", 0, products(0, 200, "a"))
+	b.tx("beta", 1, products(0, 100, "b"))
+	w := NewWriter(b.js, WriterConfig{Feed: b.fc})
+	if _, err := w.WriteAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Shard 1 moves on and is written again: its snapshot stands later than the others, so
+	// the follower skips its messages up to there.
+	b.tx("beta", 1, products(20, 30, "b1"))
+	if res, err := w.WriteAll(ctx); err != nil || res.Objects != 1 {
+		t.Fatalf("second pass %+v, %v", res, err)
+	}
+	// After the snapshots: updates of both shards, a deletion, a new shard.
+	b.tx("alpha", 0, products(5, 20, "a2"))
+	b.tx("beta", 1, map[string]string{"7": ""})
+	b.tx("gamma", 2, products(0, 5, "g"))
+	src, err := NewSource(ctx, b.js, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		filters []string
+	}{
+		{"every shard", b.fc.PublicFilters(nil)},
+		{"shards 1 and 2", b.fc.PublicFilters([]int{1, 2})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := &recSink{}
+			b.follow(tc.filters, want, nil)
+			got := &prepSink{}
+			fol := b.follow(tc.filters, got, src)
+			waitUntil(t, "both followers checkpointed", func() bool { return want.checkpoints.Load() > 0 && got.checkpoints.Load() > 0 })
+			if g, w := got.snapshot(), want.snapshot(); !maps.Equal(g, w) {
+				t.Fatalf("from snapshots %d states, from the stream %d", len(g), len(w))
+			}
+			st := fol.Stats()
+			if st.FromSnapshot != 1 || st.SnapshotFallbacks != 0 || st.SnapshotSkipped == 0 {
+				t.Fatalf("follower stats %+v", st)
+			}
+			if got.prepared.Load() == 0 {
+				t.Fatal("Prepare was never called")
+			}
+			// Live changes keep flowing after a snapshot bootstrap.
+			b.tx("beta", 1, products(0, 3, "b3"))
+			waitUntil(t, "the live change", func() bool {
+				return got.snapshot()["beta/pub.product.1"] == want.snapshot()["beta/pub.product.1"] && strings.Contains(got.snapshot()["beta/pub.product.1"], "b3")
+			})
+		})
+	}
+}
+
+func TestFollowerFallsBack(t *testing.T) {
+	b := newBed(t)
+	ctx := context.Background()
+	b.tx("alpha", 0, products(0, 50, "a"))
+	w := NewWriter(b.js, WriterConfig{Feed: b.fc})
+	if _, err := w.WriteAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	obs, err := b.js.ObjectStore(ctx, DefaultBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, err := obs.GetBytes(ctx, "shard-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []Record
+	s.Records(func(r Record) error { recs = append(recs, r); return nil })
+	other := s.Header()
+	other.Epoch = "epoch-0"
+	otherEpoch, err := Encode(other, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := s.Header()
+	old.Taken = time.Now().Add(-b.fc.TombstoneTTL)
+	tooOld, _ := Encode(old, recs)
+	flipped := append([]byte(nil), good...)
+	flipped[len(flipped)/2] ^= 0x01
+	src, err := NewSource(ctx, b.js, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &recSink{}
+	b.follow(b.fc.PublicFilters(nil), want, nil)
+	waitUntil(t, "the stream follower", func() bool { return want.checkpoints.Load() > 0 })
+	for _, tc := range []struct {
+		name   string
+		bytes  []byte
+		reason string
+	}{
+		{"flipped byte", flipped, "corrupt"},
+		{"truncated", good[:len(good)-100], "truncated"},
+		{"other epoch", otherEpoch, "epoch"},
+		{"too old", tooOld, "too old"},
+		{"missing", nil, "not found"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.bytes == nil {
+				if err := obs.Delete(ctx, "shard-0"); err != nil {
+					t.Fatal(err)
+				}
+			} else if _, err := obs.PutBytes(ctx, "shard-0", tc.bytes); err != nil {
+				t.Fatal(err)
+			}
+			got := &recSink{}
+			fol := b.follow(b.fc.PublicFilters(nil), got, src)
+			waitUntil(t, "the fallback follower", func() bool { return got.checkpoints.Load() > 0 })
+			st := fol.Stats()
+			if st.SnapshotFallbacks != 1 || st.FromSnapshot != 0 || !strings.Contains(st.LastFallback, tc.reason) {
+				t.Fatalf("stats %+v, want one fallback for %q", st, tc.reason)
+			}
+			if g, w := got.snapshot(), want.snapshot(); !maps.Equal(g, w) {
+				t.Fatalf("after the fallback %d states, from the stream %d", len(g), len(w))
+			}
+		})
+	}
+}
