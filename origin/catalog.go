@@ -288,17 +288,17 @@ func (s *Server) updateProduct(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		return
 	}
 	s.write(ctx, rq, 200, func(tx *store.Tx) (any, error) {
-		old, err := tx.Product(ctx, rq.Info, schema.ProductID(id))
+		// One round trip reads the product and its variants and takes the store's log.
+		old, vs, err := tx.ProductForUpdate(ctx, rq.Info, schema.ProductID(id))
 		if err != nil {
 			return nil, err
 		}
 		p := *old
 		in.apply(&p)
-		if err := tx.UpdateProduct(ctx, rq.Info, old, &p); err != nil {
+		if err := tx.UpdateProductVariants(ctx, rq.Info, old, &p, vs); err != nil {
 			return nil, err
 		}
-		vs, err := tx.Variants(ctx, rq.Info, p.ID)
-		return AdminProduct{&p, nonNil(vs)}, err
+		return AdminProduct{&p, nonNil(vs)}, nil
 	})
 }
 

@@ -121,9 +121,66 @@ func (tx *Tx) CreateProduct(ctx context.Context, t *schema.Tenant, p *schema.Pro
 	return nil
 }
 
+// ProductForUpdate reads a product of the tenant and its variants (ordered as Variants orders
+// them) and takes the tenant's log, in one round trip: the reads an update of the product makes
+// before it writes (UpdateProductVariants), with the lock its write takes anyway. The write
+// queue of the log is entered first, as any write's is (Tx.logFor).
+func (tx *Tx) ProductForUpdate(ctx context.Context, t *schema.Tenant, id schema.ProductID) (*schema.Product, []*StockedVariant, error) {
+	take := tx.takenLog(t.ID) == nil
+	if take {
+		if err := tx.claimLog(t.ID); err != nil {
+			return nil, nil, err
+		}
+	}
+	b := &pgx.Batch{}
+	b.Queue(`SELECT `+productColumns+` FROM products WHERE tenant_id = $1 AND id = $2`, t.ID, int64(id))
+	b.Queue(`SELECT `+variantColumns+` FROM variants WHERE tenant_id = $1 AND product_id = $2 ORDER BY position, id`, t.ID, int64(id))
+	if take {
+		b.Queue(lockLogSQL, t.ID)
+	}
+	br := tx.pg.SendBatch(ctx, b)
+	defer br.Close()
+	p, err := scanProduct(br.QueryRow())
+	if err == pgx.ErrNoRows {
+		return nil, nil, notFound("product")
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, nil, err
+	}
+	vs, err := pgx.AppendRows([]*StockedVariant(nil), rows, func(row pgx.CollectableRow) (*StockedVariant, error) { return scanVariant(row) })
+	if err != nil {
+		return nil, nil, err
+	}
+	if take {
+		var version int64
+		err := br.QueryRow().Scan(&version)
+		if _, err := tx.addLog(t.ID, t.Slug, version, err); err != nil {
+			return nil, nil, err
+		}
+	}
+	return p, vs, br.Close()
+}
+
 // UpdateProduct writes p over old (the same product as read in this transaction). When the
 // product moves between the public and private read models, its variants move with it.
 func (tx *Tx) UpdateProduct(ctx context.Context, t *schema.Tenant, old, p *schema.Product) error {
+	return tx.updateProduct(ctx, t, old, p, nil, false)
+}
+
+// UpdateProductVariants is UpdateProduct given the product's variants as read in this
+// transaction (ProductForUpdate): when they move with the product, their versions are updated
+// in place, so that vs stays what the database holds. The product's row is written in the
+// transaction's last round trip, with the outboxes, just before COMMIT (its errors, a slug
+// taken, come back from the transaction): the transaction must not read the row back.
+func (tx *Tx) UpdateProductVariants(ctx context.Context, t *schema.Tenant, old, p *schema.Product, vs []*StockedVariant) error {
+	return tx.updateProduct(ctx, t, old, p, vs, true)
+}
+
+func (tx *Tx) updateProduct(ctx context.Context, t *schema.Tenant, old, p *schema.Product, vs []*StockedVariant, read bool) error {
 	p.ID, p.CreatedAt = old.ID, old.CreatedAt
 	if err := schema.ValidateProduct(p, schema.ReservedProductSlugs()); err != nil {
 		return err
@@ -143,17 +200,21 @@ func (tx *Tx) UpdateProduct(ctx context.Context, t *schema.Tenant, old, p *schem
 	if err := tx.saveProduct(ctx, t, old, p); err != nil {
 		return err
 	}
-	_, err := tx.pg.Exec(ctx, `UPDATE products SET slug=$3, title=$4, description=$5, status=$6, featured=$7, prices=$8, images=$9,
-		category_ids=$10, updated_at=$11, version=$12 WHERE tenant_id = $1 AND id = $2`,
-		t.ID, int64(p.ID), p.Slug, p.Title, p.Description, string(p.Status), p.Featured, jsonb(p.Prices), jsonb(p.Images),
-		categoryInts(p.CategoryIDs), p.UpdatedAt, p.Version)
-	if err != nil {
+	const update = `UPDATE products SET slug=$3, title=$4, description=$5, status=$6, featured=$7, prices=$8, images=$9,
+		category_ids=$10, updated_at=$11, version=$12 WHERE tenant_id = $1 AND id = $2`
+	args := []any{t.ID, int64(p.ID), p.Slug, p.Title, p.Description, string(p.Status), p.Featured, jsonb(p.Prices), jsonb(p.Images),
+		categoryInts(p.CategoryIDs), p.UpdatedAt, p.Version}
+	var err error
+	if read {
+		tx.execLater(update, args...)
+	} else if _, err = tx.pg.Exec(ctx, update, args...); err != nil {
 		return err
 	}
 	if old.Public() != p.Public() {
-		vs, err := tx.Variants(ctx, t, p.ID)
-		if err != nil {
-			return err
+		if !read {
+			if vs, err = tx.Variants(ctx, t, p.ID); err != nil {
+				return err
+			}
 		}
 		for _, v := range vs {
 			if err := tx.moveVariant(ctx, t, old, p, &v.Variant); err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/multitracer"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -44,6 +45,9 @@ type Config struct {
 	// A negative depth turns the queues off: transactions of one store collide in the database
 	// and retry (the baseline of the write-ceiling measurement).
 	QueueDepth int
+	// Tracer, when set, is told of every statement and batch the pool runs (tests count the
+	// statements and round trips of a write with it).
+	Tracer pgx.QueryTracer
 }
 
 // LogCommit is the last version a committed transaction took of one log.
@@ -75,6 +79,13 @@ func Open(ctx context.Context, dsn string, cfg Config) (*DB, error) {
 		if dir != "" {
 			rec = newSQLRecorder(dir)
 			pcfg.ConnConfig.Tracer = rec
+		}
+	}
+	if cfg.Tracer != nil {
+		if rec != nil {
+			pcfg.ConnConfig.Tracer = multitracer.New(rec, cfg.Tracer)
+		} else {
+			pcfg.ConnConfig.Tracer = cfg.Tracer
 		}
 	}
 	if cfg.MaxConns > 0 {
@@ -229,6 +240,17 @@ func (db *DB) LockedWriteTx(ctx context.Context, fn func(tx *Tx) error) ([]LogCo
 }
 
 func (db *DB) tx(ctx context.Context, iso pgx.TxIsoLevel, fn func(tx *Tx) error) ([]LogCommit, error) {
+	return db.txClock(ctx, iso, true, fn)
+}
+
+// bookkeepingTx runs fn as Tx does, for a transaction that never reads Tx.Now (the relay's
+// record of the stream): its first statement takes its snapshot, with no SELECT 1 before it.
+func (db *DB) bookkeepingTx(ctx context.Context, fn func(tx *Tx) error) error {
+	_, err := db.txClock(ctx, pgx.Serializable, false, fn)
+	return err
+}
+
+func (db *DB) txClock(ctx context.Context, iso pgx.TxIsoLevel, clock bool, fn func(tx *Tx) error) ([]LogCommit, error) {
 	if db.cfg.OnTx != nil {
 		defer db.observeTx(time.Now())
 	}
@@ -242,7 +264,7 @@ func (db *DB) tx(ctx context.Context, iso pgx.TxIsoLevel, fn func(tx *Tx) error)
 				return nil, err
 			}
 		}
-		commits, took, err := db.attempt(ctx, iso, fn, hold)
+		commits, took, err := db.attempt(ctx, iso, clock, fn, hold)
 		hold.releaseAll()
 		if errors.Is(err, errQueued) {
 			// The attempt stopped before taking a log another transaction of this process
@@ -293,21 +315,24 @@ func (db *DB) tx(ctx context.Context, iso pgx.TxIsoLevel, fn func(tx *Tx) error)
 
 // attempt runs fn once in a transaction and commits it. took lists the ids of the logs the
 // attempt took versions of, or tried to (errQueued), for the queues of the next attempt.
-func (db *DB) attempt(ctx context.Context, iso pgx.TxIsoLevel, fn func(tx *Tx) error, hold *queueHold) (commits []LogCommit, took []string, err error) {
-	pg, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: iso})
+//
+// clock is false for a transaction that never reads Tx.Now (the relay's bookkeeping): it skips
+// taking its snapshot before the clock.
+func (db *DB) attempt(ctx context.Context, iso pgx.TxIsoLevel, clock bool, fn func(tx *Tx) error, hold *queueHold) (commits []LogCommit, took []string, err error) {
+	opts := pgx.TxOptions{IsoLevel: iso}
+	if iso == pgx.Serializable && clock {
+		// Take the transaction's snapshot before its clock: a transaction that sees another's
+		// writes then has a later time than it, so times (modified dates, revision dates) follow
+		// the order writes became visible. Read first, a slower transaction that started earlier
+		// could see a concurrent one's commit yet date its own write before it. The SELECT rides
+		// in BEGIN's simple query: no round trip of its own.
+		opts.BeginQuery = beginSerializableSnapshot
+	}
+	pg, err := db.pool.BeginTx(ctx, opts)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer pg.Rollback(context.WithoutCancel(ctx)) // no-op after Commit
-	if iso == pgx.Serializable {
-		// Take the transaction's snapshot before its clock: a transaction that sees another's
-		// writes then has a later time than it, so times (modified dates, revision dates) follow
-		// the order writes became visible. Read first, a slower transaction that started earlier
-		// could see a concurrent one's commit yet date its own write before it. One round trip.
-		if _, err := pg.Exec(detach(ctx), "SELECT 1"); err != nil {
-			return nil, nil, err
-		}
-	}
 	tx := &Tx{pg: txConn{pg}, db: db, now: db.now(), hold: hold}
 	defer func() { took = tx.took }()
 	err = fn(tx)
@@ -330,6 +355,10 @@ func (db *DB) attempt(ctx context.Context, iso pgx.TxIsoLevel, fn func(tx *Tx) e
 	}
 	return commits, nil, nil
 }
+
+// beginSerializableSnapshot begins a SERIALIZABLE transaction and takes its snapshot, in one
+// simple query (PostgreSQL and CockroachDB run the statements of one in order).
+const beginSerializableSnapshot = "BEGIN ISOLATION LEVEL SERIALIZABLE; SELECT 1"
 
 // retryable reports whether a whole-transaction retry may succeed.
 func retryable(err error) bool {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 
 	"github.com/jackc/pgx/v5"
 
@@ -59,53 +60,70 @@ func (db *DB) SlotVersions(ctx context.Context, logID string, keys []string) (ma
 // through before; 0 with no digest yet). It deletes the log's outbox rows through that version
 // in the same transaction. Nothing is written unless the lease is held with the token and the
 // log's digest is still settled at from; ok reports whether it was written.
+//
+// The transaction is three round trips: BEGIN, one batch of every statement (the lease's
+// locking read first), and COMMIT, or ROLLBACK when the lease or the digest says no: the
+// statements after the checks then ran for nothing, and are undone.
 func (db *DB) SettleOutbox(ctx context.Context, logID string, from, through int64, changes []SlotChange, d schema.LogDigest,
 	lease, holder string, token int64) (ok bool, err error) {
-	err = db.Tx(ctx, func(tx *Tx) error {
-		ok = false
-		if held, err := tx.holdsLease(ctx, lease, holder, token); err != nil || !held {
-			return err
+	var upKeys, delKeys []string
+	var upVersions []int64
+	for _, c := range changes {
+		if c.Deleted {
+			delKeys = append(delKeys, c.Key)
+		} else {
+			upKeys, upVersions = append(upKeys, c.Key), append(upVersions, c.Version)
 		}
-		tag, err := tx.pg.Exec(ctx, `
+	}
+	err = db.bookkeepingTx(ctx, func(tx *Tx) error {
+		b := &pgx.Batch{}
+		b.Queue(holdsLeaseSQL, lease, holder, token)
+		b.Queue(`
 			INSERT INTO repl_digests (log_id, version, pub_count, pub_sum, priv_count, priv_sum)
 			VALUES ($1, $2, $3, $4, $5, $6)
 			ON CONFLICT (log_id) DO UPDATE SET version = excluded.version, pub_count = excluded.pub_count,
 				pub_sum = excluded.pub_sum, priv_count = excluded.priv_count, priv_sum = excluded.priv_sum
 			WHERE repl_digests.version = $7`,
 			logID, through, d.PubCount, int64(d.PubSum), d.PrivCount, int64(d.PrivSum), from)
-		if err != nil || tag.RowsAffected() == 0 {
-			return err
-		}
-		var upKeys, delKeys []string
-		var upVersions []int64
-		for _, c := range changes {
-			if c.Deleted {
-				delKeys = append(delKeys, c.Key)
-			} else {
-				upKeys, upVersions = append(upKeys, c.Key), append(upVersions, c.Version)
-			}
-		}
 		if len(delKeys) > 0 {
-			if _, err := tx.pg.Exec(ctx, `DELETE FROM repl_slots WHERE log_id = $1 AND key = ANY($2::TEXT[])`, logID, delKeys); err != nil {
-				return err
-			}
+			b.Queue(`DELETE FROM repl_slots WHERE log_id = $1 AND key = ANY($2::TEXT[])`, logID, delKeys)
 		}
 		if len(upKeys) > 0 {
-			if _, err := tx.pg.Exec(ctx, `
+			b.Queue(`
 				INSERT INTO repl_slots (log_id, key, version)
 				SELECT $1, k, v FROM unnest($2::TEXT[], $3::INT8[]) AS r(k, v)
-				ON CONFLICT (log_id, key) DO UPDATE SET version = excluded.version`, logID, upKeys, upVersions); err != nil {
-				return err
-			}
+				ON CONFLICT (log_id, key) DO UPDATE SET version = excluded.version`, logID, upKeys, upVersions)
 		}
-		if _, err := tx.pg.Exec(ctx, `DELETE FROM repl_outbox WHERE log_id = $1 AND version <= $2`, logID, through); err != nil {
+		b.Queue(`DELETE FROM repl_outbox WHERE log_id = $1 AND version <= $2`, logID, through)
+		br := tx.pg.SendBatch(ctx, b)
+		defer br.Close()
+		var one int
+		held := true
+		if err := br.QueryRow().Scan(&one); err == pgx.ErrNoRows {
+			held = false
+		} else if err != nil {
 			return err
 		}
-		ok = true
+		tag, err := br.Exec()
+		if err != nil {
+			return err
+		}
+		if err := br.Close(); err != nil {
+			return err
+		}
+		if !held || tag.RowsAffected() == 0 {
+			return errNotSettled // undo the rest
+		}
 		return nil
 	})
-	return ok, err
+	if errors.Is(err, errNotSettled) {
+		return false, nil
+	}
+	return err == nil, err
 }
+
+// errNotSettled rolls back a SettleOutbox whose lease or digest check failed.
+var errNotSettled = errors.New("store: outbox not settled")
 
 // ReplaceSlots records a snapshot of a log published to the stream: its live states become
 // exactly states (key to version), its digest d settled at version, and its outbox rows through
@@ -150,12 +168,15 @@ func (db *DB) ReplaceSlots(ctx context.Context, logID string, states map[string]
 	return ok, err
 }
 
+// holdsLeaseSQL reads the named lease's row if holder holds it with token, locking it until the
+// transaction ends so that no new holder takes it meanwhile.
+const holdsLeaseSQL = `SELECT 1 FROM relay_leases WHERE name = $1 AND holder = $2 AND token = $3 FOR UPDATE`
+
 // holdsLease reports whether the named lease is held by holder with token, locking its row until
 // the transaction ends so that no new holder takes it meanwhile.
 func (tx *Tx) holdsLease(ctx context.Context, lease, holder string, token int64) (bool, error) {
 	var one int
-	err := tx.pg.QueryRow(ctx, `SELECT 1 FROM relay_leases WHERE name = $1 AND holder = $2 AND token = $3 FOR UPDATE`,
-		lease, holder, token).Scan(&one)
+	err := tx.pg.QueryRow(ctx, holdsLeaseSQL, lease, holder, token).Scan(&one)
 	if err == pgx.ErrNoRows {
 		return false, nil
 	}

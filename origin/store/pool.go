@@ -61,6 +61,12 @@ func (c txConn) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comma
 	return c.tx.Exec(detach(ctx), sql, args...)
 }
 
+// SendBatch sends the statements of b in one round trip; the caller reads (or Closes) the
+// results before the next statement.
+func (c txConn) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	return c.tx.SendBatch(detach(ctx), b)
+}
+
 // detached is a context with a caller's cancellation channel and deadline, read once when it was
 // made, and no values.
 type detached struct {

@@ -53,6 +53,31 @@ func (db *DB) OutboxRows(ctx context.Context, logID string, after int64, limit i
 	return out, mapError(err)
 }
 
+// OutboxRowsWithSlots is OutboxRows with, in the same query, the published versions of the
+// rows' keys that SlotVersions would return: what the relay reads to publish a batch.
+func (db *DB) OutboxRowsWithSlots(ctx context.Context, logID string, after int64, limit int) ([]OutboxRow, map[string]int64, error) {
+	slots := map[string]int64{}
+	var out []OutboxRow
+	err := eachRow(ctx, db.pool, `SELECT o.version, o.txn_first, o.txn_last, o.key, o.body, o.deleted, o.created_at, s.version
+		FROM repl_outbox o LEFT JOIN repl_slots s ON s.log_id = o.log_id AND s.key = o.key
+		WHERE o.log_id = $1 AND o.version > $2 ORDER BY o.version LIMIT $3`, func(row pgx.Row) error {
+		var r OutboxRow
+		var slot *int64
+		if err := row.Scan(&r.Version, &r.TxnFirst, &r.TxnLast, &r.Key, &r.Body, &r.Deleted, &r.CreatedAt, &slot); err != nil {
+			return err
+		}
+		if slot != nil {
+			slots[r.Key] = *slot
+		}
+		out = append(out, r)
+		return nil
+	}, logID, after, limit)
+	if err != nil {
+		return nil, nil, mapError(err)
+	}
+	return out, slots, nil
+}
+
 // DeleteOutbox deletes a log's outbox rows up to and including version through, once the stream
 // holds them. It deletes nothing unless the lease is still held with the token.
 func (db *DB) DeleteOutbox(ctx context.Context, logID string, through int64, lease, holder string, token int64) (bool, error) {

@@ -55,6 +55,8 @@ type Outbox interface {
 	Logs(ctx context.Context) ([]schema.LogRef, error)
 	PendingLogs(ctx context.Context) ([]schema.LogRef, error)
 	OutboxRows(ctx context.Context, logID string, after int64, limit int) ([]schema.OutboxRow, error)
+	// OutboxRowsWithSlots is OutboxRows and SlotVersions of the rows' keys in one query.
+	OutboxRowsWithSlots(ctx context.Context, logID string, after int64, limit int) ([]schema.OutboxRow, map[string]int64, error)
 	LogDigestState(ctx context.Context, logID string) (schema.DigestState, bool, error)
 	SlotVersions(ctx context.Context, logID string, keys []string) (map[string]int64, error)
 	SettleOutbox(ctx context.Context, logID string, from, through int64, changes []schema.SlotChange, d schema.LogDigest, lease, holder string, token int64) (bool, error)
@@ -578,7 +580,9 @@ func (r *Relay) publishLog(ctx context.Context, l schema.LogRef) error {
 		h.adopted = true
 	}
 	for i := 0; i < maxBatchesPerRound; i++ {
-		rows, err := r.db.OutboxRows(ctx, l.ID, h.version, feed.MaxBatch-1)
+		// The rows with the published versions of their keys (the slots settled through
+		// h.version): one query, not two.
+		rows, prev, err := r.db.OutboxRowsWithSlots(ctx, l.ID, h.version, feed.MaxBatch-1)
 		if err != nil {
 			return err
 		}
@@ -604,10 +608,7 @@ func (r *Relay) publishLog(ctx context.Context, l schema.LogRef) error {
 			delete(r.heads, l.Name)
 			return r.publishSnapshot(ctx, l)
 		}
-		d, changes, err := r.advance(ctx, l, h.digest, rows)
-		if err != nil {
-			return err
-		}
+		d, changes := schema.AdvanceDigest(h.digest, prev, rows)
 		msgs := make([]feed.Message, 0, len(rows)+1)
 		for _, row := range rows {
 			m := feed.Message{Subject: r.cfg.Feed.Subject(l.Shard, l.Name, row.Key), Body: row.Body,

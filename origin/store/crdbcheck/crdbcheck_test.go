@@ -65,7 +65,9 @@ func TestRecordedStatementsParse(t *testing.T) {
 		switch {
 		case err != nil:
 			failed = append(failed, err.Error()+"\n"+sql)
-		case len(stmts) != 1:
+		case len(stmts) != 1 && !strings.HasPrefix(strings.ToUpper(stmts[0].SQL), "BEGIN"):
+			// Only a transaction's opening simple query holds more than one statement
+			// (BEGIN …; SELECT 1: the snapshot taken in BEGIN's round trip).
 			failed = append(failed, "not one statement\n"+sql)
 		}
 	}
