@@ -380,6 +380,7 @@ func startEdge(g *group, ctx context.Context, ef edgeFlags, originURL string, nc
 		return nil, nil, err
 	}
 	observeFollowerSnapshots(set, "edge", fol)
+	g.Go("bootstrap memory", func() error { releaseBootstrapMemory(ctx, rep, fol, log); return nil })
 	proxies, err := parsePrefixes(*ef.trustedProxies)
 	if err != nil {
 		return nil, nil, err
