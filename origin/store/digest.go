@@ -77,6 +77,7 @@ func (db *DB) SettleOutbox(ctx context.Context, logID string, from, through int6
 	}
 	err = db.bookkeepingTx(ctx, func(tx *Tx) error {
 		b := &pgx.Batch{}
+		b.Queue(leaseIdleSQL)
 		b.Queue(holdsLeaseSQL, lease, holder, token)
 		b.Queue(`
 			INSERT INTO repl_digests (log_id, version, pub_count, pub_sum, priv_count, priv_sum)
@@ -97,6 +98,9 @@ func (db *DB) SettleOutbox(ctx context.Context, logID string, from, through int6
 		b.Queue(`DELETE FROM repl_outbox WHERE log_id = $1 AND version <= $2`, logID, through)
 		br := tx.pg.SendBatch(ctx, b)
 		defer br.Close()
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
 		var one int
 		held := true
 		if err := br.QueryRow().Scan(&one); err == pgx.ErrNoRows {
@@ -172,9 +176,22 @@ func (db *DB) ReplaceSlots(ctx context.Context, logID string, states map[string]
 // transaction ends so that no new holder takes it meanwhile.
 const holdsLeaseSQL = `SELECT 1 FROM relay_leases WHERE name = $1 AND holder = $2 AND token = $3 FOR UPDATE`
 
+// leaseIdleSQL bounds how long a transaction holding the lease's row lock may sit idle between
+// its statements. A relay frozen inside one (a SIGSTOP, a stalled VM, a partition keeping its
+// connection open) would otherwise keep the lease's row locked for as long as it stays frozen,
+// and a standby's take-over, which updates that row, would wait on the lock however long ago
+// the lease expired: fail-over would depend on the frozen holder. Past the bound the server ends
+// the frozen session, its transaction rolls back (nothing of it was written) and the lock goes.
+// A healthy relay sends its next statement within milliseconds; one the bound cuts off sees an
+// error and settles again, as after any failed settle.
+const leaseIdleSQL = `SET LOCAL idle_in_transaction_session_timeout = '1s'`
+
 // holdsLease reports whether the named lease is held by holder with token, locking its row until
-// the transaction ends so that no new holder takes it meanwhile.
+// the transaction ends so that no new holder takes it meanwhile (bounded by leaseIdleSQL).
 func (tx *Tx) holdsLease(ctx context.Context, lease, holder string, token int64) (bool, error) {
+	if _, err := tx.pg.Exec(ctx, leaseIdleSQL); err != nil {
+		return false, err
+	}
 	var one int
 	err := tx.pg.QueryRow(ctx, holdsLeaseSQL, lease, holder, token).Scan(&one)
 	if err == pgx.ErrNoRows {

@@ -81,8 +81,10 @@ func TestRelayWriteCost(t *testing.T) {
 		float64(trips)/n, float64(stmts)/n, n, strings.Join(texts[len(texts)*(n-1)/n:], "\n"))
 	// Before: 12 round trips and 12 statements (pending logs, outbox rows, slot versions, BEGIN,
 	// SELECT 1, lease, digest, slots, outbox deletion, COMMIT, pending events, their deletion).
-	if trips > 7*n || stmts > 10*n {
-		t.Errorf("the relay takes %.1f round trips and %.1f statements per write; the budget is 7 and 10",
+	// 11 statements: the settle's SET LOCAL bounding how long a frozen relay can keep the lease's
+	// row locked (store.leaseIdleSQL) rides in its batch, costing no round trip.
+	if trips > 7*n || stmts > 11*n {
+		t.Errorf("the relay takes %.1f round trips and %.1f statements per write; the budget is 7 and 11",
 			float64(trips)/n, float64(stmts)/n)
 	}
 }
