@@ -176,7 +176,9 @@ func norm(r search.Result) search.Result {
 // index made document by document through With.
 func TestBuildParallel(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
-	docs := searchtest.Catalog(12000, 3)
+	// Three ranges of at least buildChunkMin documents: enough to merge unequal ranges, small
+	// enough for the race detector.
+	docs := searchtest.Catalog(3*2048+100, 3) // buildChunkMin is 2048
 	built := search.Build(docs)
 	derived := search.New()
 	for i := 0; i < len(docs); i += 200 {
