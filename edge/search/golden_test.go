@@ -178,7 +178,7 @@ func TestBuildParallel(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	// Three ranges of at least buildChunkMin documents: enough to merge unequal ranges, small
 	// enough for the race detector.
-	docs := searchtest.Catalog(3*2048+100, 3) // buildChunkMin is 2048
+	docs := searchtest.Catalog(6400, 3) // buildChunkMin is 2048; With below takes batches of 200
 	built := search.Build(docs)
 	derived := search.New()
 	for i := 0; i < len(docs); i += 200 {
