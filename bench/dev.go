@@ -104,7 +104,9 @@ func (d *devServer) startEdge(ctx context.Context, env Env, dir, name string, fl
 		return nil, "", err
 	}
 	argv := append([]string{env.Binary, "edge", "-nats-url", "nats://" + d.nats, "-addr", addr, "-ops-addr", ops,
-		"-origin-url", "http://" + d.origin, "-rate-limit", "-1", "-log-level", "warn", "-edge-secret", d.edgeSecret}, flags...)
+		"-origin-url", "http://" + d.origin, "-rate-limit", "-1", "-log-level", "warn", "-edge-secret", d.edgeSecret,
+		// The dev server's embedded NATS is a bare local one (no credentials, no TLS).
+		"-nats-insecure"}, flags...)
 	p, err := startProc(name, dir, env.ServerCPUs, nil, argv...)
 	if err != nil {
 		return nil, "", err
