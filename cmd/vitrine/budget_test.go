@@ -153,7 +153,13 @@ func TestEdgeMemoryBudget(t *testing.T) {
 	grown := free.rep.TenantBySlug("big").Snapshot().Bytes - bigBytes
 	waitFor(t, 30*time.Second, "the budgeted edge to track the grown store's version", func() bool {
 		r, err := tryCall("GET", edgeAddr, "big.example.test", "/api/currencies")
-		return err == nil && r.header.Get("Vitrine-Replica-Version") == strconv.FormatInt(last, 10)
+		if err != nil {
+			return false
+		}
+		// At or past the version that held the grown store: later changes of the log (the
+		// origin's own, answered through the forward) may have moved it on meanwhile.
+		v, err := strconv.ParseInt(r.header.Get("Vitrine-Replica-Version"), 10, 64)
+		return err == nil && v >= last
 	})
 	heapAfter := liveHeap(t, edgeOps)
 	t.Logf("the shed store grew by %d bytes of JSON; the budgeted edge's live heap went from %d to %d bytes", grown, heapBefore, heapAfter)
