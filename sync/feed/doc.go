@@ -37,4 +37,12 @@
 // messages at or below its own snapshot's. Checkpoints work as above. Any snapshot it cannot use
 // makes it count the reason, Reset the Sink and bootstrap from the stream alone; so does a
 // bootstrap the Sink asked for (Resyncer).
+//
+// # Regional mirrors
+//
+// A Follower may read a region's mirror of the state stream (package region) exactly as the
+// stream itself: the mirror keeps the source's sequences, and its metadata names the source's
+// epoch and creation time (StreamIdentity), so the centre's snapshots apply to it. While the
+// mirror hears nothing from its source, the Follower does not report the stream as heard from
+// (StreamCurrent).
 package feed

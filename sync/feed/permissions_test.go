@@ -21,6 +21,7 @@ import (
 	"vitrine/sync/blob"
 	"vitrine/sync/feed"
 	"vitrine/sync/natstest"
+	"vitrine/sync/region"
 	"vitrine/sync/snapshot"
 )
 
@@ -112,6 +113,19 @@ func follow(t *testing.T, nc *nats.Conn, cfg feed.Config, filters []string) *sin
 	return s
 }
 
+// eventually reports whether cond became true within 15 seconds (for goroutines, which may not
+// call t.Fatal).
+func eventually(cond func() bool) bool {
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
+}
+
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
@@ -150,15 +164,15 @@ func TestShippedNATSPermissions(t *testing.T) {
 		t.Fatalf("relay publishes: %v", err)
 	}
 
-	// An edge follows its public subjects, directly and through the regional leaf node.
+	// An edge follows its public subjects, directly and, in a region, from the regional leaf
+	// node's mirror (no JetStream domain: the mirror has the stream's name).
 	edgeNC := sec.Connect(t, sec.URL, "edge")
 	leafURL := sec.StartLeaf(t)
+	runMirror(t, sec, leafURL)
 	leafNC := sec.Connect(t, leafURL, "edge")
-	leafCfg := cfg
-	leafCfg.Domain = "central"
 	for name, s := range map[string]*sink{
 		"direct":         follow(t, edgeNC, cfg, cfg.PublicFilters(nil)),
-		"via leaf node":  follow(t, leafNC, leafCfg, cfg.PublicFilters(nil)),
+		"via leaf node":  follow(t, leafNC, cfg, cfg.PublicFilters(nil)),
 		"origin, direct": follow(t, sec.Connect(t, sec.URL, "origin"), cfg, cfg.AllFilters()),
 	} {
 		waitFor(t, "the "+name+" follower to receive the public change", func() bool { return s.has("shop/pub.product.1") })
@@ -257,28 +271,44 @@ func TestShippedNATSPermissions(t *testing.T) {
 	} {
 		refused(tc.role, sec.URL, "", tc.what, tc.subject, tc.op)
 	}
-	// Through the leaf node the edge's keys are refused at the leaf, and the central server
-	// refuses the leaf connection the same.
+	// At the leaf node the edge's keys are refused: no central stream through the JetStream
+	// domain (reads stay in the region), no consumer on the central stream (what could read a
+	// private subject), no publish, no change to the regional mirror.
 	refused("edge", leafURL, "central", "stream delete via the leaf node", "$JS.central.API.STREAM.DELETE.VITRINE_STATE", deleteStream)
+	refused("edge", leafURL, "central", "a consumer on the central stream via the leaf node", "$JS.central.API.CONSUMER.CREATE.VITRINE_STATE.peek", func(_ *nats.Conn, js jetstream.JetStream) error {
+		c, cancel := short()
+		defer cancel()
+		_, err := js.CreateConsumer(c, cfg.Stream, jetstream.ConsumerConfig{Name: "peek", FilterSubjects: []string{"vitrine.*.*.priv.>", "vitrine._platform.>"}})
+		return err
+	})
+	refused("edge", leafURL, "", "the regional mirror's delete", "$JS.API.STREAM.DELETE.VITRINE_STATE", deleteStream)
 	refused("edge", leafURL, "", "publish via the leaf node", "vitrine.0.shop.pub.product.1", func(nc *nats.Conn, _ jetstream.JetStream) error {
 		return nc.Publish("vitrine.0.shop.pub.product.1", []byte("{}"))
 	})
-	// A stolen relay key used at the leaf node passes the leaf's own check, and is stopped by
-	// the central server's permissions of the leaf connection.
-	adminNC := sec.Connect(t, sec.URL, "admin")
-	tap, err := adminNC.SubscribeSync("vitrine.>")
-	if err != nil {
-		t.Fatal(err)
+	// The mirror role manages the region's mirrors only: not a central stream.
+	refused("mirror", leafURL, "central", "a central stream's delete", "$JS.central.API.STREAM.DELETE.VITRINE_STATE", deleteStream)
+	// The central roles have no user at a region's leaf node: a stolen relay key is refused there.
+	for _, role := range []string{"relay", "origin", "admin"} {
+		if nc, err := nats.Connect(leafURL, append(sec.Options(t, role), nats.MaxReconnects(0))...); err == nil {
+			nc.Close()
+			t.Errorf("the %s role connected to the leaf node", role)
+		}
 	}
-	adminNC.Flush()
-	time.Sleep(200 * time.Millisecond) // the interest reaches the leaf node
-	stolen := sec.Connect(t, leafURL, "relay")
-	if err := stolen.Publish("vitrine.0.shop.pub.product.1", change("shop", schema.Pub, "1", 9).Body); err != nil {
+	// The regional mirror holds no private subject.
+	leafJS, _ := jetstream.New(leafNC)
+	if m, err := leafJS.Stream(ctx, cfg.Stream); err != nil {
+		t.Fatalf("the regional mirror: %v", err)
+	} else if info, err := m.Info(ctx, jetstream.WithSubjectFilter("vitrine.>")); err != nil {
 		t.Fatal(err)
-	}
-	stolen.Flush()
-	if m, err := tap.NextMsg(500 * time.Millisecond); err == nil {
-		t.Fatalf("a relay key at the leaf node published %s into the centre", m.Subject)
+	} else {
+		for subj := range info.State.Subjects {
+			if strings.Contains(subj, ".priv.") {
+				t.Fatalf("the regional mirror holds %s", subj)
+			}
+		}
+		if info.State.Subjects["vitrine.0.shop.pub.product.1"] != 1 {
+			t.Fatalf("the regional mirror's subjects: %v", info.State.Subjects)
+		}
 	}
 
 	// Nothing of the above reached the stream.
@@ -316,13 +346,20 @@ func TestShippedNATSPermissions(t *testing.T) {
 	}
 	// The reads and the refusals run at once (the refused requests each wait for a timeout).
 	var wg sync.WaitGroup
-	leafEdgeJS, _ := jetstream.NewWithDomain(leafNC, "central")
+	leafEdgeJS, _ := jetstream.New(leafNC) // the regional mirror of the bucket
 	edgeJS, _ := jetstream.New(edgeNC)
 	for name, js := range map[string]jetstream.JetStream{"direct": edgeJS, "via leaf node": leafEdgeJS} {
 		wg.Go(func() {
-			edgeMedia, err := blob.NewObjectStore(ctx, js, blob.ObjectStoreConfig{})
-			if err != nil {
-				t.Errorf("%s: an edge binds the media bucket: %v", name, err)
+			var edgeMedia *blob.ObjectStore
+			if !eventually(func() bool {
+				var err error
+				edgeMedia, err = blob.NewObjectStore(ctx, js, blob.ObjectStoreConfig{})
+				if err == nil {
+					_, err = edgeMedia.Stat(ctx, stored.Name)
+				}
+				return err == nil
+			}) {
+				t.Errorf("%s: an edge cannot read the media bucket", name)
 				return
 			}
 			for _, off := range []int64{0, 200000} {
@@ -337,8 +374,11 @@ func TestShippedNATSPermissions(t *testing.T) {
 					t.Errorf("%s: an edge reads %d bytes from %d: %v", name, len(got), off, err)
 				}
 			}
-			if _, err := edgeMedia.Stat(ctx, "media/t1/2026/11/orphan.jpg"); !errors.Is(err, blob.ErrNotFound) {
-				t.Errorf("%s: the swept file: %v", name, err)
+			if !eventually(func() bool {
+				_, err := edgeMedia.Stat(ctx, "media/t1/2026/11/orphan.jpg")
+				return errors.Is(err, blob.ErrNotFound)
+			}) {
+				t.Errorf("%s: the swept file is still there", name)
 			}
 		})
 	}
@@ -490,13 +530,21 @@ func TestShippedNATSPermissionsSnapshots(t *testing.T) {
 	publish(5)
 
 	edgeNC := sec.Connect(t, sec.URL, "edge")
-	leafNC := sec.Connect(t, sec.StartLeaf(t), "edge")
-	leafCfg := cfg
-	leafCfg.Domain = "central"
+	leafURL := sec.StartLeaf(t)
+	mirror := runMirror(t, sec, leafURL)
+	waitFor(t, "the region's mirrors of the stream and the snapshots", func() bool {
+		for _, st := range mirror.Status() {
+			if st.Stream != "OBJ_vitrine-media" && (!st.Exists || st.LastSeq < st.SourceLastSeq || st.SourceLastSeq == 0) {
+				return false
+			}
+		}
+		return true
+	})
+	leafNC := sec.Connect(t, leafURL, "edge")
 	for name, c := range map[string]struct {
 		nc  *nats.Conn
 		cfg feed.Config
-	}{"direct": {edgeNC, cfg}, "via leaf node": {leafNC, leafCfg}} {
+	}{"direct": {edgeNC, cfg}, "via leaf node": {leafNC, cfg}} {
 		js, err := c.cfg.JetStream(c.nc)
 		if err != nil {
 			t.Fatal(err)
@@ -561,4 +609,20 @@ func TestShippedNATSPermissionsSnapshots(t *testing.T) {
 			t.Errorf("edge: %s was not refused (err %v)", tc.what, err)
 		}
 	}
+}
+
+// runMirror runs `vitrine mirror`'s work (region.Mirror, domain "eu" as the shipped leaf node
+// configuration names it) with the mirror role's key at the leaf node, until the test ends.
+func runMirror(t *testing.T, sec *natstest.Secure, leafURL string) *region.Mirror {
+	t.Helper()
+	m, err := region.New(sec.Connect(t, leafURL, "mirror"), region.Config{Domain: "eu", Interval: 100 * time.Millisecond,
+		PruneEvery: 100 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { m.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return m
 }

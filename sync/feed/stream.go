@@ -114,6 +114,41 @@ func (c Config) AllFilters() []string { return []string{c.Prefix + ".>"} }
 // epochKey is the stream metadata key holding the cluster epoch.
 const epochKey = "vitrine_epoch"
 
+// Stream metadata keys. A regional mirror of the state stream (package region) copies its
+// source's epoch under MetadataEpoch and records the source's creation time under
+// MetadataSourceCreated, so that it counts as the same stream (StreamIdentity).
+const (
+	MetadataEpoch         = epochKey
+	MetadataSourceCreated = "vitrine_source_created"
+)
+
+// StreamIdentity returns what identifies the state stream's content: its epoch and its creation
+// time, or for a regional mirror the creation time of the stream it mirrors (MetadataSourceCreated;
+// the mirror's own creation time when the value is missing or unreadable). Snapshots name the
+// stream they were taken of by these two values.
+func StreamIdentity(info *jetstream.StreamInfo) (epoch string, created time.Time) {
+	epoch, created = info.Config.Metadata[epochKey], info.Created
+	if v, ok := info.Config.Metadata[MetadataSourceCreated]; ok {
+		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+			created = t
+		}
+	}
+	return epoch, created
+}
+
+// MirrorStaleAfter is how long a regional mirror may go without hearing from its source (the
+// source sends a heartbeat every second) before StreamCurrent says it is not current.
+const MirrorStaleAfter = 3 * time.Second
+
+// StreamCurrent reports whether the stream is as current as its source: always for the state
+// stream itself; for a regional mirror, when it heard from its source within MirrorStaleAfter.
+// A Follower of a mirror cut off from the centre stops reporting the stream as heard from, so
+// its Sink's staleness grows as it would for a Follower that lost the centre.
+func StreamCurrent(info *jetstream.StreamInfo) bool {
+	mi := info.Mirror
+	return mi == nil || (mi.Active >= 0 && mi.Active < MirrorStaleAfter)
+}
+
 // Header names Vitrine adds to stream messages.
 const (
 	HeaderEpoch = "Vitrine-Epoch"

@@ -23,8 +23,8 @@ import (
 	"vitrine/sync/natsembed"
 )
 
-// Roles are the users of deploy/nats/vitrine-accounts.conf.
-var Roles = []string{"relay", "origin", "edge", "leaf", "admin"}
+// Roles are the users of deploy/nats/vitrine-accounts.conf and vitrine-region-accounts.conf.
+var Roles = []string{"relay", "origin", "edge", "leaf", "admin", "mirror"}
 
 // Secure is the shipped central NATS configuration (deploy/nats/nats-server.conf with its
 // vitrine-accounts.conf) running in a test: the file itself, with only what cannot run on one test
@@ -97,14 +97,15 @@ func RunSecure(t *testing.T, deployDir string) *Secure {
 }
 
 // StartLeaf starts the shipped regional leaf node configuration (deploy/nats/
-// leafnode-edge-region.conf) connected to s, and returns its client URL once the leaf connection
-// is up.
+// leafnode-edge-region.conf: JetStream domain "eu", vitrine-region-accounts.conf) connected to s,
+// and returns its client URL once the leaf connection is up.
 func (s *Secure) StartLeaf(t *testing.T) string {
 	t.Helper()
 	tlsDir := filepath.Join(s.Dir, "tls")
 	conf := s.render(t, "leafnode-edge-region.conf", []replacement{
 		{"/etc/nats/tls/", tlsDir + "/"},
 		{"listen: 0.0.0.0:4222", "listen: 127.0.0.1:-1"},
+		{"store_dir: /var/lib/nats/jetstream", "store_dir: " + strconv.Quote(filepath.Join(s.Dir, "leaf-jetstream"))},
 		{`urls: ["nats-leaf://nats-1:7422", "nats-leaf://nats-2:7422", "nats-leaf://nats-3:7422"]`,
 			`urls: ["nats-leaf://127.0.0.1:` + strconv.Itoa(s.LeafPort) + `"]`},
 	}, "")
@@ -153,12 +154,14 @@ type replacement struct{ old, new string }
 // include it by a relative path.
 func (s *Secure) copyAccounts(t testing.TB, dir string) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(s.deploy, "vitrine-accounts.conf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "vitrine-accounts.conf"), b, 0o600); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"vitrine-accounts.conf", "vitrine-region-accounts.conf"} {
+		b, err := os.ReadFile(filepath.Join(s.deploy, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
