@@ -45,7 +45,9 @@ func startProc(name, dir string, cpus []int, env []string, argv ...string) (*pro
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
+	// No load balancer polls a bench process's /readyz: edges and origins stop without a drain
+	// delay (env given overrides it).
+	cmd.Env = append(append(os.Environ(), "VITRINE_DRAIN_DELAY=0s"), env...)
 	if len(cpus) > 0 {
 		cmd.Env = append(cmd.Env, "GOMAXPROCS="+strconv.Itoa(len(cpus)))
 	}

@@ -107,6 +107,12 @@ type Config struct {
 	MediaWriteTimeout time.Duration
 	// Media configures the media file server (package files) that answers those paths.
 	Media files.Config
+	// DrainDelay is how long, after Run's ctx ends, the edge keeps serving while /readyz answers
+	// 503 "draining" and every response closes its connection, so that a load balancer takes it
+	// out of rotation before it stops accepting (0: none; `vitrine edge` defaults to 5s).
+	// DrainTimeout bounds the wait for requests in flight once it stops accepting (default 10s).
+	// See pipeline.Drain.
+	DrainDelay, DrainTimeout time.Duration
 	// Blobs holds the media files (a JetStream object store bucket, or a directory shared with the
 	// origin). Nil: the edge serves no media file (every path under schema.UploadsPath is 404).
 	Blobs  blob.Store
@@ -142,6 +148,8 @@ type Server struct {
 	front        *pipeline.Front
 	// media answers the public media files (nil without Config.Blobs).
 	media *files.Server
+	// drain takes the edge out of rotation before it stops (Run).
+	drain *pipeline.Drain
 }
 
 // New returns an edge serving rep.
@@ -232,6 +240,7 @@ func New(cfg Config, rep *replica.Replica) (*Server, error) {
 		s.front.Admit = s.rateLimit
 	}
 	m.NewGauge(`vitrine_edge_floor_waiters`, func() float64 { return float64(s.floor.Waiters()) })
+	s.drain = pipeline.NewDrain(pipeline.DrainConfig{Delay: cfg.DrainDelay, Timeout: cfg.DrainTimeout, Process: "edge", Logger: s.log, Metrics: m})
 	if cfg.Blobs != nil {
 		mc := cfg.Media
 		mc.Logger, mc.Metrics = s.log, m
@@ -255,7 +264,7 @@ func (s *Server) Close() {
 // HTTPServer returns the fasthttp server to run the edge with.
 func (s *Server) HTTPServer() *fasthttp.Server {
 	return &fasthttp.Server{
-		Handler:               s.Handler,
+		Handler:               s.drain.Handler(s.Handler),
 		ErrorHandler:          pipeline.ServerErrorHandler,
 		Logger:                pipeline.FastHTTPLogger(s.log),
 		NoDefaultServerHeader: true,
@@ -908,10 +917,15 @@ func (s *Server) health(ctx *fasthttp.RequestCtx) {
 //
 //   - 503 "bootstrapping" until the replica has completed its bootstrap and every tenant it
 //     serves has had its first checkpoint;
+//   - 503 "draining" from the stop signal on (Run, pipeline.Drain): a load balancer takes the
+//     edge out of rotation while it still serves;
 //   - 200 "degraded" when a shard's staleness (time since the state stream was last heard from
 //     about it, per shard and for the registry) exceeds StaleAfter: the edge keeps serving its
 //     replica (decision 22), every answer saying how stale in Vitrine-Staleness, and operators
 //     alert on the status or on vitrine_feed_staleness_seconds;
+//   - 200 "degraded" too when the follower skipped changes of a change schema newer than this
+//     build reads (a writer upgraded before its readers): those logs stay at the last version
+//     this edge could read, listed under unsupported_changes with their schema;
 //   - 200 "ok" otherwise.
 //
 // The body lists each shard's staleness in seconds and whether it is past StaleAfter, and the
@@ -931,12 +945,18 @@ func (s *Server) Readiness(now time.Time) (int, []byte) {
 	}
 	b := s.rep.Budget()
 	out := struct {
-		Status     string  `json:"status"`
-		StaleAfter float64 `json:"stale_after_seconds"`
-		Shards     []shard `json:"shards"`
-		Budget     budget  `json:"replica_budget"`
+		Status      string                   `json:"status"`
+		StaleAfter  float64                  `json:"stale_after_seconds"`
+		Shards      []shard                  `json:"shards"`
+		Budget      budget                   `json:"replica_budget"`
+		Unsupported []replica.UnsupportedLog `json:"unsupported_changes"`
+		InFlight    *int64                   `json:"in_flight,omitempty"`
 	}{Status: "ok", StaleAfter: s.cfg.StaleAfter.Seconds(), Shards: []shard{},
-		Budget: budget{MaxBytes: b.MaxBytes, HeldBytes: b.HeldBytes, Shed: append([]string{}, b.Shed...)}}
+		Budget:      budget{MaxBytes: b.MaxBytes, HeldBytes: b.HeldBytes, Shed: append([]string{}, b.Shed...)},
+		Unsupported: s.rep.UnsupportedLogs()}
+	if len(out.Unsupported) > 0 {
+		out.Status = "degraded"
+	}
 	for _, st := range s.rep.StalenessByShard(now) {
 		stale := st.Staleness > s.cfg.StaleAfter
 		if stale {
@@ -948,11 +968,21 @@ func (s *Server) Readiness(now time.Time) (int, []byte) {
 	if !s.rep.Ready() {
 		out.Status, status = "bootstrapping", fasthttp.StatusServiceUnavailable
 	}
+	if s.drain.Draining() {
+		n := s.drain.InFlight()
+		out.Status, status, out.InFlight = "draining", fasthttp.StatusServiceUnavailable, &n
+	}
 	body, _ := json.Marshal(out)
 	return status, body
 }
 
-// Run serves on addr until ctx ends, then drains in-flight requests (10s at most).
+// Run serves on addr until ctx ends, then drains (pipeline.Drain): /readyz answers 503
+// "draining" while the edge keeps serving for DrainDelay, closing keep-alive connections after
+// each response; then it stops accepting and lets requests in flight finish, for DrainTimeout at
+// most.
 func (s *Server) Run(ctx context.Context, addr string) error {
-	return pipeline.Serve(ctx, s.HTTPServer(), addr, 10*time.Second)
+	return s.drain.Serve(ctx, s.HTTPServer(), addr)
 }
+
+// Drain returns the edge's drain: Hurry cuts its delay short (a second stop signal).
+func (s *Server) Drain() *pipeline.Drain { return s.drain }

@@ -13,9 +13,121 @@ import (
 	"strings"
 )
 
-// ChangeSchemaVersion is the version of the Change encoding. Readers refuse messages of a newer
-// schema rather than guess at them.
+// ChangeSchemaVersion is the newest version of the Change encoding, the one this build's
+// writers (the origin's outbox) produce. Readers accept every schema from OldestChangeSchema to
+// ChangeSchemaVersion and refuse a newer one rather than guess at it (UnsupportedSchemaError).
+//
+// # Upgrade policy: readers before writers
+//
+// What the stream carries is the relays' choice: a relay publishes the schema of `vitrine relay
+// --change-schema` (default the newest it writes), re-encoding newer outbox rows with
+// EncodeChangeAt. A fleet moves to a build with a new schema N in three steps: the relays run the
+// new build with --change-schema N-1; then the readers, edges and origins, are upgraded (a new
+// origin writes N into the outbox, which the relays still publish as N-1); then the relays drop
+// the flag and publish N. A reader that meets a schema newer than it reads anyway (a relay
+// switched too early, or a reader rolled back) skips those changes, keeps serving the last state
+// of their logs and says so (feed.Follower, replica.UnsupportedLog): it never applies a change it
+// cannot read, and does not bootstrap again for it, which would not help.
 const ChangeSchemaVersion = 1
+
+// OldestChangeSchema is the oldest Change encoding this build reads and can still write.
+const OldestChangeSchema = 1
+
+// UnsupportedSchemaError is the error of a change written in a schema newer than this build
+// reads. Unlike a malformed message, it is expected during an upgrade done in the wrong order.
+type UnsupportedSchemaError struct {
+	// Schema is the message's schema version.
+	Schema int
+	// Log is the message's log when it could be read ("" otherwise).
+	Log string
+}
+
+func (e *UnsupportedSchemaError) Error() string {
+	return fmt.Sprintf("schema: change schema %d not supported (this build reads %d to %d)", e.Schema, OldestChangeSchema, ChangeSchemaVersion)
+}
+
+// CheckWriteSchema reports whether this build can write changes in schema n: an error unless
+// OldestChangeSchema <= n <= ChangeSchemaVersion.
+func CheckWriteSchema(n int) error {
+	if n < OldestChangeSchema || n > ChangeSchemaVersion {
+		return fmt.Errorf("schema: this build writes change schemas %d to %d, not %d", OldestChangeSchema, ChangeSchemaVersion, n)
+	}
+	return nil
+}
+
+// EncodeAt returns the change's wire form in schema n (CheckWriteSchema), for readers that read
+// no newer schema. Schema 1 is the only encoding so far; a new schema adds its down-conversion
+// here.
+func (c *Change) EncodeAt(n int) ([]byte, error) {
+	if err := CheckWriteSchema(n); err != nil {
+		return nil, err
+	}
+	switch n {
+	case 1:
+		v := *c
+		v.Schema = 1
+		return v.Encode(), nil
+	}
+	return nil, fmt.Errorf("schema: no encoder for change schema %d", n)
+}
+
+// EncodeChangeAt returns the wire form body (a change as the origin wrote it) for readers of
+// schema n at most: body itself when it is written in n or an older schema (the common case,
+// which costs a prefix check and validates nothing else: the outbox holds what Encode wrote),
+// else the change decoded and re-encoded in n.
+func EncodeChangeAt(body []byte, n int) ([]byte, error) {
+	if err := CheckWriteSchema(n); err != nil {
+		return nil, err
+	}
+	if s, ok := leadingSchema(body); ok && s >= OldestChangeSchema && s <= n {
+		return body, nil
+	}
+	c, err := DecodeChange(body)
+	if err != nil {
+		return nil, err
+	}
+	if c.Schema <= n {
+		return body, nil
+	}
+	return c.EncodeAt(n)
+}
+
+// leadingSchema reads the schema of a change encoded by Encode, whose first field it is
+// (`{"schema":1,`). ok is false for any other shape.
+func leadingSchema(b []byte) (int, bool) {
+	const prefix = `{"schema":`
+	if !bytes.HasPrefix(b, []byte(prefix)) {
+		return 0, false
+	}
+	n, i := 0, len(prefix)
+	for ; i < len(b) && i < len(prefix)+6 && b[i] >= '0' && b[i] <= '9'; i++ {
+		n = n*10 + int(b[i]-'0')
+	}
+	if i == len(prefix) || i >= len(b) || (b[i] != ',' && b[i] != '}') {
+		return 0, false
+	}
+	return n, true
+}
+
+// newerSchema returns an UnsupportedSchemaError when b is a JSON object whose "schema" is newer
+// than this build reads, whatever else it holds (a newer schema may add fields this build would
+// refuse as unknown); nil otherwise.
+func newerSchema(b []byte) error {
+	var p struct {
+		Schema int    `json:"schema"`
+		Log    string `json:"log"`
+	}
+	// A field of an unexpected type leaves the others decoded; a syntax error leaves none.
+	json.Unmarshal(b, &p)
+	if p.Schema <= ChangeSchemaVersion {
+		return nil
+	}
+	e := &UnsupportedSchemaError{Schema: p.Schema}
+	if p.Log == PlatformLog || ValidateTenantSlug(p.Log) == nil {
+		e.Log = p.Log
+	}
+	return e
+}
 
 // Kind names a replicated entity kind. It is a subject token.
 type Kind string
@@ -107,7 +219,8 @@ func (c *Change) Encode() []byte {
 	return b
 }
 
-// DecodeChange parses and checks a change's wire form. It never panics on malformed input.
+// DecodeChange parses and checks a change's wire form. It never panics on malformed input. A
+// change of a schema newer than this build reads is refused with an *UnsupportedSchemaError.
 //
 // The form the relay writes is parsed without reflection (decodeChangeFast); anything else
 // (unknown or differently cased keys, a digest, odd values…) takes encoding/json, with the same
@@ -117,6 +230,9 @@ func DecodeChange(b []byte) (*Change, error) {
 	if !ok {
 		var err error
 		if c, err = decodeChangeJSON(b); err != nil {
+			if u := newerSchema(b); u != nil {
+				return nil, u
+			}
 			return nil, err
 		}
 	}
@@ -142,8 +258,15 @@ func decodeChangeJSON(b []byte) (*Change, error) {
 
 // Check validates a change's envelope: schema version, subject-safe tokens, version bounds.
 func (c *Change) Check() error {
-	if c.Schema < 1 || c.Schema > ChangeSchemaVersion {
-		return fmt.Errorf("schema: change schema %d not supported (this build reads up to %d)", c.Schema, ChangeSchemaVersion)
+	if c.Schema > ChangeSchemaVersion {
+		e := &UnsupportedSchemaError{Schema: c.Schema}
+		if c.Log == PlatformLog || ValidateTenantSlug(c.Log) == nil {
+			e.Log = c.Log
+		}
+		return e
+	}
+	if c.Schema < OldestChangeSchema {
+		return fmt.Errorf("schema: change schema %d not supported (this build reads %d to %d)", c.Schema, OldestChangeSchema, ChangeSchemaVersion)
 	}
 	if c.Log != PlatformLog {
 		if err := ValidateTenantSlug(c.Log); err != nil {

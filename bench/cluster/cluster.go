@@ -425,6 +425,8 @@ func (c *Cluster) start(name, addr, ops string, args ...string) (*Process, error
 		"VITRINE_EDGE_SECRET=bench-edge-secret-0123456789abcdef",
 		// The bench's orders pay with tok_visa: the test provider, named explicitly.
 		"VITRINE_PAYMENTS=test",
+		// No load balancer polls a bench cluster's /readyz: stop without a drain delay.
+		"VITRINE_DRAIN_DELAY=0s",
 		"VITRINE_LOG_LEVEL="+c.cfg.LogLevel,
 		// Go's profiles on each child's (loopback) ops address, for scenarios that profile.
 		"VITRINE_PPROF=1",

@@ -224,7 +224,9 @@ func (s *system) startProcess(env []string, args ...string) *component {
 	cmd := exec.Command(os.Args[0], args...)
 	// The test nats-server has no users: processes connect bare, which outside `vitrine dev`
 	// takes an explicit --nats-insecure (natsauth_test.go runs them with credentials and TLS).
-	cmd.Env = append(append(os.Environ(), "VITRINE_TEST_MAIN=1", "VITRINE_NATS_INSECURE=1", "VITRINE_PAYMENTS="+paymentsTest), env...)
+	// No drain delay (`vitrine edge` and `origin` default to 5s behind a load balancer) unless a
+	// test asks for one: env and flags given override it.
+	cmd.Env = append(append(os.Environ(), "VITRINE_TEST_MAIN=1", "VITRINE_NATS_INSECURE=1", "VITRINE_PAYMENTS="+paymentsTest, "VITRINE_DRAIN_DELAY=0s"), env...)
 	if testing.Verbose() {
 		cmd.Stderr = os.Stderr
 	}

@@ -4,12 +4,16 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/netip"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -19,6 +23,7 @@ import (
 
 	"vitrine/edge"
 	"vitrine/edge/outbound"
+	"vitrine/edge/pipeline"
 	"vitrine/edge/replica"
 	"vitrine/origin"
 	"vitrine/origin/fulfil"
@@ -149,6 +154,7 @@ func runOrigin(ctx context.Context, args []string) error {
 	pay := f.payments("")
 	mf := f.media("nats")
 	hf := f.siteHealth()
+	df := f.drain()
 	if err := f.Parse(args); err != nil {
 		return err
 	}
@@ -185,7 +191,7 @@ func runOrigin(ctx context.Context, args []string) error {
 	if _, err := db.Epoch(ctx); err != nil {
 		return err
 	}
-	g, gctx := newGroup(ctx)
+	g, gctx, serving := drainGroup(ctx)
 	rep, fol, err := followStream(g, gctx, nc, fc, fc.AllFilters(), replica.Config{PlatformDomain: *platformDomain, Private: true}, log)
 	if err != nil {
 		return err
@@ -219,15 +225,99 @@ func runOrigin(ctx context.Context, args []string) error {
 		Media: media.Config{Blobs: mediaStore, MaxUploadBytes: *mf.maxUpload}, OEmbed: oembed.Config{Client: client},
 		SiteHealth: hf.config(nc, fc, fol)}, db, rep)
 	observe(set, "origin", rep, fol, nil)
+	observeUnsupported(set, "origin", fol)
 	observeDB(set, db)
 	srv.SetAccessLog(newAccessLog(alw, "origin"))
-	serveOps(gctx, *ops, *c.profiles, set, rep.Ready, log)
-	g.Go("origin", func() error { return srv.Run(gctx, *addr) })
+	// The origin drains like an edge: it sits behind a load balancer too.
+	drain := pipeline.NewDrain(pipeline.DrainConfig{Delay: *df.delay, Timeout: *df.timeout, Process: "origin", Logger: log, Metrics: set})
+	hs := srv.HTTPServer()
+	hs.Handler = drain.Handler(hs.Handler)
+	serveOpsDetail(gctx, *ops, *c.profiles, set, drain.Readiness(func(time.Time) (int, []byte) {
+		if !rep.Ready() {
+			return 503, []byte("not ready\n")
+		}
+		return 200, []byte("ok\n")
+	}), log)
 	g.Go("work", func() error { return srv.RunWork(gctx) })
 	g.Go("maintenance", func() error { return srv.Maintain(gctx) })
+	serveDraining(g, gctx, ctx, serving, drain, "origin", func(dctx context.Context) error { return drain.Serve(dctx, hs, *addr) })
 	log.Info("origin listening", "addr", *addr)
 	<-gctx.Done()
 	return g.Wait()
+}
+
+// drainFlags are the drain flags of a server behind a load balancer (`vitrine edge`, `vitrine
+// origin`; pipeline.Drain).
+type drainFlags struct {
+	delay, timeout *time.Duration
+}
+
+func (f flags) drain() drainFlags {
+	return drainFlags{
+		delay: f.Duration("drain-delay", "VITRINE_DRAIN_DELAY", 5*time.Second, "on SIGTERM, how long the server keeps serving while /readyz answers 503 draining and keep-alive connections close, "+
+			"before it stops accepting: at least the load balancer's health-check interval times its failure threshold (Kubernetes: endpoint propagation). A second SIGTERM or Ctrl-C skips the rest"),
+		timeout: f.Duration("drain-timeout", "VITRINE_DRAIN_TIMEOUT", 10*time.Second, "then, how long requests in flight may take to finish (past it the process exits 1)"),
+	}
+}
+
+// drainGroup returns the group of a server that drains: its components (the follower, the ops
+// server, the work loops) outlive the stop signal, since the server keeps serving from them
+// while it drains, and stop once it has (serveDraining). Until the server is serving, the stop
+// signal cancels the group at once: a start-up blocked on NATS or a bucket does not hang.
+func drainGroup(ctx context.Context) (*group, context.Context, *atomic.Bool) {
+	g, gctx := newGroup(context.WithoutCancel(ctx))
+	serving := new(atomic.Bool)
+	context.AfterFunc(ctx, func() {
+		if !serving.Load() {
+			g.cancel()
+		}
+	})
+	return g, gctx, serving
+}
+
+// serveDraining runs serve in g: its context ends with the stop signal (ctx) or when another
+// component of the group failed (gctx); once it has drained and returned, the group stops. A
+// second SIGTERM or SIGINT during the drain skips the rest of its delay.
+func serveDraining(g *group, gctx, ctx context.Context, serving *atomic.Bool, d *pipeline.Drain, name string, serve func(context.Context) error) {
+	dctx, stop := context.WithCancel(ctx)
+	context.AfterFunc(gctx, stop)
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	serving.Store(true)
+	g.Go(name, func() error {
+		defer g.cancel()
+		defer signal.Stop(sigs)
+		defer stop()
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			// The first signal is the one that started the drain; the second hurries it.
+			n := 0
+			for {
+				select {
+				case <-sigs:
+					if n++; n >= 2 {
+						d.Hurry()
+					}
+				case <-done:
+					return
+				}
+			}
+		}()
+		return serve(dctx)
+	})
+}
+
+// observeUnsupported registers the follower's count of changes skipped because their change
+// schema is newer than this build reads (vitrine_feed_unsupported_changes_total{process}) and
+// the newest such schema (vitrine_feed_unsupported_schema{process}, 0: none).
+func observeUnsupported(set *metrics.Set, process string, fol *feed.Follower) {
+	l := fmt.Sprintf(`{process=%q}`, process)
+	set.RegisterMetricsWriter(func(w io.Writer) {
+		st := fol.Stats()
+		metrics.WriteCounterUint64(w, "vitrine_feed_unsupported_changes_total"+l, st.Unsupported)
+		metrics.WriteGaugeUint64(w, "vitrine_feed_unsupported_schema"+l, uint64(st.UnsupportedSchema))
+	})
 }
 
 func runRelay(ctx context.Context, args []string) error {
@@ -238,8 +328,13 @@ func runRelay(ctx context.Context, args []string) error {
 	poll := f.Duration("poll", "VITRINE_RELAY_POLL", 0, "outbox poll interval when nothing wakes the relay (default 50ms)")
 	dedup := f.Duration("dedup-window", "VITRINE_DEDUP_WINDOW", 0, "state stream duplicate window (default 2m)")
 	snapEvery := f.snapshotEvery()
+	changeSchema := f.Int("change-schema", "VITRINE_CHANGE_SCHEMA", schema.ChangeSchemaVersion,
+		fmt.Sprintf("change schema to publish (%d to %d): during an upgrade, the schema every edge and origin of the fleet reads; readers are upgraded before relays publish a newer one", schema.OldestChangeSchema, schema.ChangeSchemaVersion))
 	if err := f.Parse(args); err != nil {
 		return err
+	}
+	if err := schema.CheckWriteSchema(*changeSchema); err != nil {
+		return fmt.Errorf("--change-schema: %w", err)
 	}
 	log := c.logger("relay")
 	nc, err := c.dialNATS("vitrine-relay", log)
@@ -255,14 +350,14 @@ func runRelay(ctx context.Context, args []string) error {
 	defer db.Close()
 	fc := c.feed()
 	fc.DedupWindow = *dedup
-	r, err := relay.New(db, nc, relay.Config{Feed: fc, LeaseTTL: *leaseTTL, Poll: *poll, Logger: log})
+	r, err := relay.New(db, nc, relay.Config{Feed: fc, LeaseTTL: *leaseTTL, Poll: *poll, Logger: log, ChangeSchema: *changeSchema})
 	if err != nil {
 		return err
 	}
 	observe(set, "relay", nil, nil, r)
 	observeDB(set, db)
 	serveOps(ctx, *ops, *c.profiles, set, func() bool { return !r.Stats().EpochMismatch }, log)
-	log.Info("relay running")
+	log.Info("relay running", "change_schema", *changeSchema)
 	g, gctx := newGroup(ctx)
 	if err := runSnapshots(g, gctx, nc, fc, *snapEvery, r, set, log); err != nil {
 		return err
@@ -283,6 +378,8 @@ type edgeFlags struct {
 
 	// name and region identify the edge in its answers to lag probes (edge.ProbeConfig).
 	name, region *string
+	// drain is set by `vitrine edge` only (`vitrine dev` stops at once).
+	drain *drainFlags
 }
 
 func (f flags) edge() edgeFlags {
@@ -385,14 +482,19 @@ func startEdge(g *group, ctx context.Context, ef edgeFlags, originURL string, nc
 	if err != nil {
 		return nil, nil, err
 	}
+	var drainDelay, drainTimeout time.Duration
+	if ef.drain != nil {
+		drainDelay, drainTimeout = *ef.drain.delay, *ef.drain.timeout
+	}
 	srv, err := edge.New(edge.Config{Origin: originURL, EdgeSecret: *ef.edgeSecret, CacheBytes: *ef.cacheBytes,
 		RateLimit: *ef.rateLimit, TrustedProxies: proxies, Logger: log, Metrics: set,
 		StaleAfter: *ef.staleAfter, ForwardTimeout: *ef.forwardTimeout,
-		Blobs: files, MaxUploadBytes: int(media.UploadBodyLimit(maxUpload))}, rep)
+		Blobs: files, MaxUploadBytes: int(media.UploadBodyLimit(maxUpload)), DrainDelay: drainDelay, DrainTimeout: drainTimeout}, rep)
 	if err != nil {
 		return nil, nil, err
 	}
 	observe(set, "edge", rep, fol, nil)
+	observeUnsupported(set, "edge", fol)
 	observeEdge(set, srv)
 	return srv, rep, nil
 }
@@ -406,6 +508,8 @@ func runEdge(ctx context.Context, args []string) error {
 	ops := f.String("ops-addr", "VITRINE_OPS_ADDR", "127.0.0.1:9093", "address of /metrics, /healthz, /readyz (off to disable)")
 	accessLog := f.accessLog()
 	mf := f.media("nats")
+	df := f.drain()
+	ef.drain = &df
 	if err := f.Parse(args); err != nil {
 		return err
 	}
@@ -424,7 +528,7 @@ func runEdge(ctx context.Context, args []string) error {
 	}
 	defer nc.Close()
 	set := metrics.NewSet()
-	g, gctx := newGroup(ctx)
+	g, gctx, serving := drainGroup(ctx)
 	files, err := openMediaStore(gctx, *mf.store, *mf.bucket, nc, c.feed(), false)
 	if err != nil {
 		g.cancel()
@@ -441,7 +545,7 @@ func runEdge(ctx context.Context, args []string) error {
 		return err
 	}
 	serveOpsDetail(gctx, *ops, *c.profiles, set, srv.Readiness, log)
-	g.Go("edge", func() error { return srv.Run(gctx, *addr) })
+	serveDraining(g, gctx, ctx, serving, srv.Drain(), "edge", func(dctx context.Context) error { return srv.Run(dctx, *addr) })
 	log.Info("edge listening", "addr", *addr, "origin", *originURL)
 	<-gctx.Done()
 	return g.Wait()

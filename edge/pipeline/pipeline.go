@@ -1,7 +1,8 @@
 // Package pipeline is the request pipeline that edges and the origin share: which interface a
 // request addresses (commerce or CMS), request ids, CORS per interface, errors in each
-// interface's shape with one code-to-status table, routing from the route table, and the
-// fasthttp server settings (body limits, timeouts).
+// interface's shape with one code-to-status table, routing from the route table, the
+// fasthttp server settings (body limits, timeouts), and the drain that takes a server out of a
+// load balancer's rotation before it stops (Drain).
 //
 // # Invariants
 //
@@ -238,8 +239,9 @@ func (l fastHTTPLogger) Printf(format string, args ...any) {
 	l.log.Debug(fmt.Sprintf(format, args...), "component", "fasthttp")
 }
 
-// Serve runs srv on addr until ctx ends, then shuts it down, letting in-flight requests finish
-// for up to drain.
+// Serve runs srv on addr until ctx ends, then shuts it down at once, letting in-flight requests
+// finish for up to drain. A server behind a load balancer uses Drain.Serve instead, which first
+// takes it out of rotation.
 func Serve(ctx context.Context, srv *fasthttp.Server, addr string, drain time.Duration) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe(addr) }()

@@ -51,6 +51,8 @@ type Replica struct {
 	// wasShed names the tenants shed by the generation the one filling replaces: they are
 	// re-admitted only with headroom (budget.go). Follower goroutine only.
 	wasShed map[string]bool
+	// unsupported: logs of skipped changes of a newer schema (unsupported.go).
+	unsupported unsupportedLogs
 }
 
 type stats struct {

@@ -40,6 +40,14 @@ type Heartbeats interface {
 	Heard(shard string, at time.Time)
 }
 
+// UnsupportedSink is a Sink that wants to know of the changes the Follower skipped because they
+// are written in a change schema newer than this build reads (schema.UnsupportedSchemaError): a
+// writer upgraded before its readers. log is the change's log (from the message, or its
+// subject); Unsupported is called from the Follower's goroutine.
+type UnsupportedSink interface {
+	Unsupported(log string, schemaVersion int)
+}
+
 // Resyncer is a Sink that can ask for a new bootstrap: after each checkpoint the Follower asks
 // it, and starts over (Sink.Reset with the same epoch) when the answer is not "". A replica
 // that finds its state disagreeing with what the stream says it applied uses it to heal.
@@ -70,6 +78,13 @@ type Follower struct {
 	resyncs   atomic.Uint64                           // bootstraps the sink asked for
 	processed atomic.Uint64                           // stream sequence of the last message handled (Heartbeats)
 	onApply   atomic.Pointer[func(lag time.Duration)] // SetOnApply
+
+	// unsupported counts the messages skipped because their change schema is newer than this
+	// build reads, newestSchema the newest such schema; warned names the (log, schema) pairs
+	// already logged (Follower goroutine only).
+	unsupported  atomic.Uint64
+	newestSchema atomic.Int64
+	warned       map[string]bool
 
 	snaps         SnapshotSource // UseSnapshots; nil: bootstrap from the stream only
 	fromSnapshot  atomic.Uint64  // bootstraps started from snapshots
@@ -108,13 +123,17 @@ type Stats struct {
 	LastFallback                    string
 	// SnapshotSkipped counts stream messages skipped because a snapshot already held them.
 	SnapshotSkipped uint64
+	// Unsupported counts the messages skipped because their change schema is newer than this
+	// build reads (not counted as Malformed); UnsupportedSchema is the newest such schema.
+	Unsupported       uint64
+	UnsupportedSchema int
 }
 
 // Stats returns the Follower's counters. Safe for concurrent use.
 func (f *Follower) Stats() Stats {
 	st := Stats{Delivered: f.delivered.Load(), Pending: f.pending.Load(), Resets: f.resets.Load(), Malformed: f.malformed.Load(),
 		Resyncs: f.resyncs.Load(), FromSnapshot: f.fromSnapshot.Load(), SnapshotFallbacks: f.fallbacks.Load(),
-		SnapshotSkipped: f.skippedBySnap.Load()}
+		SnapshotSkipped: f.skippedBySnap.Load(), Unsupported: f.unsupported.Load(), UnsupportedSchema: int(f.newestSchema.Load())}
 	if why := f.fallbackWhy.Load(); why != nil {
 		st.LastFallback = *why
 	}
@@ -150,13 +169,15 @@ func (f *Follower) Run(ctx context.Context) error {
 		}
 		backoff = 100 * time.Millisecond
 		info := s.CachedInfo()
-		epoch := info.Config.Metadata[epochKey]
+		// A regional mirror (package region) names the stream it copies: snapshots of that
+		// stream apply to it (sequences are the same in a mirror).
+		epoch, identity := StreamIdentity(info)
 		f.resets.Add(1)
 		f.sink.Reset(epoch)
 		var start uint64
 		var skip map[string]uint64
 		if f.snaps != nil && !fullNext {
-			start, skip, err = f.fromSnapshots(ctx, epoch, info.Created)
+			start, skip, err = f.fromSnapshots(ctx, epoch, identity)
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -201,6 +222,9 @@ func (f *Follower) follow(ctx context.Context, s jetstream.Stream, epoch string,
 		return fmt.Errorf("consumer info: %w", err)
 	}
 	hb, _ := f.sink.(Heartbeats)
+	// newer counts this bootstrap's messages of a newer schema: a bootstrap the Sink asks for
+	// would skip them again, so none is started for it.
+	var newer uint64
 	live := ci.NumPending == 0 // caught up: heads from now on are timed (SetOnApply)
 	if ci.NumPending == 0 {
 		// Nothing matches the filter: the empty stream is a checkpoint already.
@@ -256,8 +280,12 @@ func (f *Follower) follow(ctx context.Context, s jetstream.Stream, epoch string,
 				err = fmt.Errorf("subject %s does not carry %s of %s", msg.Subject(), c.Key(), c.Log)
 			}
 		}
+		var unsupported *schema.UnsupportedSchemaError
 		switch {
 		case skipped:
+		case errors.As(err, &unsupported):
+			newer++
+			f.skipUnsupported(msg.Subject(), unsupported)
 		case err != nil:
 			// A message this build cannot read is skipped, not fatal: it is logged and counted,
 			// and the log's next head still brings its readers forward.
@@ -280,7 +308,13 @@ func (f *Follower) follow(ctx context.Context, s jetstream.Stream, epoch string,
 					hb.Heard("", time.Now())
 				}
 				if rs, ok := f.sink.(Resyncer); ok {
-					if why := rs.ResyncWanted(); why != "" {
+					if why := rs.ResyncWanted(); why != "" && newer > 0 {
+						if !f.warned["resync"] {
+							f.warned["resync"] = true
+							f.log.Warn("not bootstrapping again: this bootstrap skipped changes of a newer schema, which a new one would skip too",
+								"why", why, "skipped", newer)
+						}
+					} else if why != "" {
 						f.resyncs.Add(1)
 						return fmt.Errorf("%w: %s", errResync, why)
 					}
@@ -336,7 +370,9 @@ func (f *Follower) watch(ctx context.Context, epoch string, created time.Time, c
 		if !info.Created.Equal(created) {
 			return fmt.Errorf("%w: stream %s was recreated", errRestart, f.cfg.Stream)
 		}
-		if hb != nil {
+		// A regional mirror cut off from its source is idle, not current: the stream is heard
+		// from only while the mirror hears from its source (StreamCurrent).
+		if hb != nil && StreamCurrent(info) {
 			cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			ci, err := cons.Info(cctx)
 			cancel()
@@ -345,6 +381,45 @@ func (f *Follower) watch(ctx context.Context, epoch string, created time.Time, c
 			}
 		}
 	}
+}
+
+// skipUnsupported skips a message of a change schema newer than this build reads: it is counted,
+// told to an UnsupportedSink, and logged once per log and schema (a writer switched before its
+// readers sends many).
+func (f *Follower) skipUnsupported(subject string, u *schema.UnsupportedSchemaError) {
+	f.unsupported.Add(1)
+	if int64(u.Schema) > f.newestSchema.Load() {
+		f.newestSchema.Store(int64(u.Schema))
+	}
+	log := u.Log
+	if log == "" {
+		log = subjectLog(f.cfg.Prefix, subject)
+	}
+	if f.warned == nil {
+		f.warned = map[string]bool{}
+	}
+	if key := fmt.Sprint(log, "@", u.Schema); !f.warned[key] {
+		f.warned[key] = true
+		f.log.Error("skipping changes of a newer change schema: the log keeps its last state here until this process is upgraded",
+			"log", log, "schema", u.Schema, "reads_up_to", schema.ChangeSchemaVersion, "subject", subject)
+	}
+	if us, ok := f.sink.(UnsupportedSink); ok {
+		us.Unsupported(log, u.Schema)
+	}
+}
+
+// subjectLog returns the log of a state stream subject: schema.PlatformLog for the registry's,
+// else its tenant token (<prefix>.<shard>.<tenant>.…); "" for a subject of another shape.
+func subjectLog(prefix, subject string) string {
+	sh := subjectShard(prefix, subject)
+	if sh == "" || sh == schema.PlatformLog {
+		return sh
+	}
+	rest := subject[len(prefix)+1+len(sh)+1:]
+	if i := strings.IndexByte(rest, '.'); i >= 0 {
+		return rest[:i]
+	}
+	return ""
 }
 
 // subjectShard returns the shard token of a state stream subject (<prefix>.<shard>.…): a shard

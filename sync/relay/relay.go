@@ -86,7 +86,11 @@ type Config struct {
 	// HeadScan is how often the relay looks for logs whose head is missing from the stream
 	// (default 5s).
 	HeadScan time.Duration
-	Logger   *slog.Logger
+	// ChangeSchema is the change schema the relay publishes (default schema.ChangeSchemaVersion):
+	// outbox rows written in a newer one are re-encoded (schema.EncodeChangeAt), so that a fleet
+	// whose readers do not all read the newest schema yet can be upgraded first.
+	ChangeSchema int
+	Logger       *slog.Logger
 }
 
 // DefaultLeaseTTL is the default lease duration: fail-over in about two seconds, renewals four
@@ -113,6 +117,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.HeadScan == 0 {
 		c.HeadScan = 5 * time.Second
+	}
+	if c.ChangeSchema == 0 {
+		c.ChangeSchema = schema.ChangeSchemaVersion
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -192,6 +199,9 @@ func New(db Outbox, nc *nats.Conn, cfg Config) (*Relay, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
+	if err := schema.CheckWriteSchema(cfg.ChangeSchema); err != nil {
+		return nil, err
+	}
 	return &Relay{db: db, nc: nc, js: js, cfg: cfg, log: cfg.Logger.With("component", "relay"), wake: make(chan struct{}, 1)}, nil
 }
 
@@ -611,7 +621,11 @@ func (r *Relay) publishLog(ctx context.Context, l schema.LogRef) error {
 		d, changes := schema.AdvanceDigest(h.digest, prev, rows)
 		msgs := make([]feed.Message, 0, len(rows)+1)
 		for _, row := range rows {
-			m := feed.Message{Subject: r.cfg.Feed.Subject(l.Shard, l.Name, row.Key), Body: row.Body,
+			body, err := schema.EncodeChangeAt(row.Body, r.cfg.ChangeSchema)
+			if err != nil {
+				return fmt.Errorf("outbox row %s@%d of %s in change schema %d: %w", row.Key, row.Version, l.Name, r.cfg.ChangeSchema, err)
+			}
+			m := feed.Message{Subject: r.cfg.Feed.Subject(l.Shard, l.Name, row.Key), Body: body,
 				MsgID: r.epoch + ":" + l.Name + ":" + fmt.Sprint(row.Version)}
 			if row.Deleted {
 				m.TTL = r.cfg.Feed.TombstoneTTL
@@ -649,8 +663,18 @@ func (r *Relay) publishLog(ctx context.Context, l schema.LogRef) error {
 func (r *Relay) headMessage(l schema.LogRef, version int64, d *schema.LogDigest) feed.Message {
 	c := schema.Change{Schema: schema.ChangeSchemaVersion, Log: l.Name, Kind: schema.KindHead, ID: schema.HeadID,
 		Vis: schema.Pub, Version: version, Digest: d}
-	return feed.Message{Subject: r.cfg.Feed.HeadSubject(l.Shard, l.Name), Body: c.Encode(),
+	return feed.Message{Subject: r.cfg.Feed.HeadSubject(l.Shard, l.Name), Body: r.encode(&c),
 		MsgID: r.epoch + ":" + l.Name + ":head:" + fmt.Sprint(version)}
+}
+
+// encode returns a change's wire form in the schema the relay publishes (Config.ChangeSchema,
+// checked by New).
+func (r *Relay) encode(c *schema.Change) []byte {
+	b, err := c.EncodeAt(r.cfg.ChangeSchema)
+	if err != nil {
+		panic("relay: " + err.Error()) // New refused a schema this build cannot write
+	}
+	return b
 }
 
 // snapshotID is the Nats-Msg-Id of a snapshot's message: a snapshot republishes states (and a
@@ -735,7 +759,7 @@ func (r *Relay) publishSnapshot(ctx context.Context, l schema.LogRef) error {
 		delete(stale, subj)
 		d.Add(c.Vis, key, c.Version)
 		states[key] = c.Version
-		batch = append(batch, feed.Message{Subject: subj, Body: c.Encode(),
+		batch = append(batch, feed.Message{Subject: subj, Body: r.encode(&c),
 			MsgID: r.snapshotID(l, first, key+":"+fmt.Sprint(c.Version))})
 		if len(batch) == feed.MaxBatch-1 {
 			return flush(false, 0, nil)
@@ -749,7 +773,7 @@ func (r *Relay) publishSnapshot(ctx context.Context, l schema.LogRef) error {
 		for subj, key := range stale {
 			c := schema.Change{Schema: schema.ChangeSchemaVersion, Log: l.Name, Vis: key.vis, Kind: key.kind, ID: key.id,
 				Version: version, TxnFirst: version, TxnLast: version, Deleted: true}
-			batch = append(batch, feed.Message{Subject: subj, Body: c.Encode(), TTL: r.cfg.Feed.TombstoneTTL,
+			batch = append(batch, feed.Message{Subject: subj, Body: r.encode(&c), TTL: r.cfg.Feed.TombstoneTTL,
 				MsgID: r.snapshotID(l, first, "tomb:"+c.Key()+":"+fmt.Sprint(version))})
 			if len(batch) == feed.MaxBatch-1 {
 				if err := flush(false, 0, nil); err != nil {
