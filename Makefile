@@ -12,7 +12,7 @@ BIN := bin/vitrine
 PKGS := ./...
 FUZZTIME ?= 20s
 
-.PHONY: run test build check-go vet fmt-check fuzz clean bench soak openapi bench-imaging
+.PHONY: run test build check-go vet fmt-check fuzz clean bench soak openapi bench-imaging image deploy-check
 
 check-go:
 	@if [ -z "$(GO)" ]; then echo "make: Go 1.26 or newer is required (https://go.dev/dl/); it was not found on PATH or in /usr/local/go" >&2; exit 1; fi
@@ -23,6 +23,17 @@ build: check-go
 
 run: build
 	@url="$$(./deploy/local/ensure-postgres.sh)" && DATABASE_URL="$$url" exec ./$(BIN) dev
+
+# The container image (deploy/container): the binary built here, packed FROM scratch with buildah,
+# podman or docker (whichever is installed; BUILDER= picks one). `deploy/container/build.sh` with
+# no flag builds from source inside the image's golang stage instead.
+image: check-go
+	deploy/container/build.sh --prebuilt
+
+# The deployment files (deploy/compose, deploy/kubernetes, deploy/container) checked against the
+# binary's own flags, ports and probes, and kustomize-built when kubectl is installed.
+deploy-check: check-go
+	$(GO) test ./cmd/vitrine -count=1 -run '^(TestProbeCommand|TestDeployYAMLParses|TestComposeMatchesBinary|TestComposeSecretsAndNATS|TestKubernetesMatchesBinary|TestKubernetesNATSCopies|TestDockerfile)$$'
 
 # The short bench suite (every scenario, under 5 minutes); the full run is `vitrine bench all`.
 bench: build
@@ -41,7 +52,11 @@ vet: check-go
 # Every distinct SQL statement the store executes is recorded (VITRINE_SQL_RECORD) and, last,
 # parsed with CockroachDB's grammar by origin/store/crdbcheck, which runs without -race (its
 # parser is large; go vet has compiled it already).
-test: fmt-check vet
+# deploy/fleet's end-to-end test runs the binary just built (VITRINE_FLEET_BINARY) in network
+# namespaces.
+# -trimpath: compiled packages do not depend on where the checkout lies, so a checkout elsewhere on
+# the same machine (CI's) reuses the build cache instead of compiling every package again.
+test: fmt-check vet build
 	@./deploy/local/ensure-browser.sh
 	@stripemock="$$(./deploy/local/ensure-stripe-mock.sh)" || exit 1; \
 	url="$${VITRINE_TEST_DATABASE_URL:-}"; \
@@ -49,8 +64,9 @@ test: fmt-check vet
 	echo "make: testing against $$url" >&2; \
 	rec="$$(mktemp -d)"; trap 'rm -rf "$$rec"' EXIT; \
 	VITRINE_TEST_DATABASE_URL="$$url" VITRINE_REQUIRE_BROWSER=1 VITRINE_SQL_RECORD="$$rec" VITRINE_STRIPE_MOCK="$$stripemock" \
-		$(GO) test -race -count=1 -timeout 15m $$($(GO) list $(PKGS) | grep -v '/crdbcheck$$') && \
-	VITRINE_SQL_RECORD="$$rec" $(GO) test -count=1 ./origin/store/crdbcheck
+		VITRINE_FLEET_BINARY="$(abspath $(BIN))" \
+		$(GO) test -race -trimpath -count=1 -timeout 15m $$($(GO) list $(PKGS) | grep -v '/crdbcheck$$') && \
+	VITRINE_SQL_RECORD="$$rec" $(GO) test -trimpath -count=1 ./origin/store/crdbcheck
 
 # Regenerate schema/openapi.json (served by edges at /api/openapi.json) from the route table and
 # the handlers' types; make test fails while the committed copy is stale.

@@ -22,6 +22,7 @@ Usage:
   vitrine origin              run the origin (write API)
   vitrine relay               run the relay (outboxes to JetStream)
   vitrine edge                run an edge node
+  vitrine mirror              keep a region's leaf node mirrors of the central streams (sync/region)
   vitrine migrate             create the database if needed and apply migrations
   vitrine replica rebuild     republish the state stream from the database
   vitrine tenant create       register a tenant
@@ -34,7 +35,9 @@ Usage:
   vitrine seed                fill an empty tenant with a demo catalog
   vitrine import              import a Shopify product CSV export into a tenant's catalog
   vitrine bench <scenario>    run the bench suite (reads, baselines, …, or all) and write a report
+  vitrine fleet               run a multi-region fleet here in network namespaces (up, status, link, down)
   vitrine version             print the build: version, VCS revision, Go release, change schema
+  vitrine probe <url>         GET a health endpoint: exit 0 on a 2xx answer, 1 otherwise (images without a shell)
 
 Run "vitrine <command> -h" for a command's flags.
 `
@@ -68,6 +71,8 @@ func run(ctx context.Context, args []string) error {
 		return runRelay(ctx, rest)
 	case "edge":
 		return runEdge(ctx, rest)
+	case "mirror":
+		return runMirror(ctx, rest)
 	case "migrate":
 		return runMigrate(ctx, rest)
 	case "replica":
@@ -101,8 +106,12 @@ func run(ctx context.Context, args []string) error {
 		return runImport(ctx, rest)
 	case "bench":
 		return runBench(ctx, rest)
+	case "fleet":
+		return runFleet(ctx, rest)
 	case "bench-fixed-server": // started by `vitrine bench`; not in the usage text
 		return runBenchFixedServer(ctx, rest)
+	case "probe":
+		return runProbe(ctx, rest)
 	case "version", "-version", "--version":
 		return runVersion(os.Stdout, rest)
 	case "help", "-h", "--help":
