@@ -143,7 +143,7 @@ func (f flags) common() common {
 			tlsCA:    f.String("nats-tls-ca", "VITRINE_NATS_TLS_CA", "", "PEM file of the CA that signed the NATS server's certificate"),
 			tlsCert:  f.String("nats-tls-cert", "VITRINE_NATS_TLS_CERT", "", "PEM client certificate presented to NATS (with --nats-tls-key)"),
 			tlsKey:   f.String("nats-tls-key", "VITRINE_NATS_TLS_KEY", "", "PEM private key of --nats-tls-cert"),
-			domain:   f.String("nats-js-domain", "VITRINE_NATS_JS_DOMAIN", "", "JetStream domain of the central cluster, for an edge connected through a leaf node"),
+			domain:   f.String("nats-js-domain", "VITRINE_NATS_JS_DOMAIN", "", "JetStream domain of the central cluster, for an edge reaching it through a leaf node without JetStream (edges of a region with mirrors need none: deploy/nats)"),
 			insecure: f.EnvBool("nats-insecure", "VITRINE_NATS_INSECURE", false, "allow NATS without credentials or TLS (local experiments only)"),
 		},
 	}
