@@ -268,12 +268,18 @@ func (t btree[E]) each(f func(E) bool) {
 	}
 }
 
-// biter iterates a tree in order. The zero biter is exhausted; reset starts it on a tree.
+// biter iterates a tree in order. The zero biter is exhausted; reset starts it on a tree. Its
+// path is a fixed array (no allocation per iteration): biterDepth levels are far more than a tree
+// of 32-wide nodes reaches (every inner node but the root has at least innerMin kids).
 type biter[E any] struct {
-	stack []bframe[E]
+	stack [biterDepth]bframe[E]
+	depth int
 	items []E
 	pos   int
 }
+
+// biterDepth bounds the height of the trees biter walks: innerMin^(biterDepth-2) leaves.
+const biterDepth = 16
 
 type bframe[E any] struct {
 	n *bnode[E]
@@ -281,16 +287,22 @@ type bframe[E any] struct {
 }
 
 func (it *biter[E]) reset(t btree[E]) {
-	it.stack = it.stack[:0]
+	it.depth = 0
 	it.items, it.pos = nil, 0
 	if t.root != nil {
 		it.descend(t.root)
 	}
 }
 
+// stop makes the iterator exhausted.
+func (it *biter[E]) stop() {
+	it.depth, it.items, it.pos = 0, nil, 0
+}
+
 func (it *biter[E]) descend(n *bnode[E]) {
 	for !n.isLeaf() {
-		it.stack = append(it.stack, bframe[E]{n, 0})
+		it.stack[it.depth] = bframe[E]{n, 0}
+		it.depth++
 		n = n.kids[0]
 	}
 	it.items, it.pos = n.items, 0
@@ -310,14 +322,14 @@ func (it *biter[E]) next() (E, bool) {
 }
 
 func (it *biter[E]) nextLeaf() bool {
-	for len(it.stack) > 0 {
-		top := &it.stack[len(it.stack)-1]
+	for it.depth > 0 {
+		top := &it.stack[it.depth-1]
 		top.i++
 		if top.i < len(top.n.kids) {
 			it.descend(top.n.kids[top.i])
 			return true
 		}
-		it.stack = it.stack[:len(it.stack)-1]
+		it.depth--
 	}
 	it.items, it.pos = nil, 0
 	return false

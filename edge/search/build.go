@@ -70,6 +70,8 @@ func BuildWithOptions(docs []*Doc, o Options) *Index {
 	for _, sc := range scans {
 		ix.sumT += sc.sumT
 		ix.sumD += sc.sumD
+		ix.minT = min(ix.minT, sc.minT)
+		ix.minD = min(ix.minD, sc.minD)
 	}
 	for _, sc := range scans[1:] {
 		for w, tb := range sc.dict {
@@ -102,11 +104,12 @@ const buildChunkMin = 2048
 type scan struct {
 	dict       map[string]*termBuild
 	sumT, sumD int64
+	minT, minD uint16
 }
 
 // scanDocs tokenises list[lo:hi], setting their records and distinct title words.
 func scanDocs(list []*Doc, lo, hi int, recs []rec, words [][]string) scan {
-	sc := scan{dict: make(map[string]*termBuild, 1024)}
+	sc := scan{dict: make(map[string]*termBuild, 1024), minT: 0xffff, minD: 0xffff}
 	var tk tokenizer
 	var wordBuf []string
 	for ord := lo; ord < hi; ord++ {
@@ -152,6 +155,8 @@ func scanDocs(list []*Doc, lo, hi int, recs []rec, words [][]string) scan {
 		recs[ord] = makeRec(d, &a)
 		sc.sumT += int64(a.tlen)
 		sc.sumD += int64(a.dlen)
+		sc.minT = min(sc.minT, uint16(a.tlen))
+		sc.minD = min(sc.minD, uint16(a.dlen))
 	}
 	return sc
 }

@@ -312,9 +312,10 @@ func (l plist[E, C]) each(f func(E) bool) {
 	}
 }
 
-// piter iterates a plist in order. It decodes a few entries of the first block first (a
-// suggestion reads only the first ones), then whole blocks. The zero piter is exhausted; reset
-// starts it on a list.
+// piter iterates a plist of any codec in order (each; the checks of the lists use it). It
+// decodes a few entries of the first block first, then whole blocks. Queries use the concrete
+// iterators instead (postIter, sentIter, ordIter), whose decoding the compiler sees through.
+// The zero piter is exhausted; reset starts it on a list.
 type piter[E any, C codec[E]] struct {
 	blocks biter[*block[E]]
 	rest   []byte // what is left of the current block
@@ -413,9 +414,12 @@ func (postCodec) decode(dst []uint64, data []byte, prev uint64, max int) ([]uint
 	ord := uint64(postOrd(prev))
 	i := 0
 	for n := 0; n < max && i < len(data); n++ {
-		v, k := uvarint(data[i:])
-		if k <= 0 {
-			return dst, i // corrupt: cannot happen for a block this package encoded
+		// The one-byte case first, inline.
+		v, k := uint64(data[i]), 1
+		if v >= 0x80 {
+			if v, k = binary.Uvarint(data[i:]); k <= 0 {
+				return dst, i // corrupt: cannot happen for a block this package encoded
+			}
 		}
 		i += k
 		ord += v >> 2
@@ -439,12 +443,54 @@ func (postCodec) decode(dst []uint64, data []byte, prev uint64, max int) ([]uint
 	return dst, i
 }
 
-// uvarint is binary.Uvarint with the one-byte case first.
-func uvarint(b []byte) (uint64, int) {
-	if len(b) > 0 && b[0] < 0x80 {
-		return uint64(b[0]), 1
+// postIter walks a posting list in order, a block at a time: it decodes each block whole into
+// a buffer of its own (no allocation; a query keeps one per expansion), then hands out its
+// postings. The zero postIter is exhausted; reset starts it on a list.
+type postIter struct {
+	blocks biter[*block[uint64]]
+	one    []byte // the block of a list without a tree, until decoded
+	pos, n int    // buf[pos:n] are the postings not yet handed out
+	buf    [blockMax]uint64
+}
+
+func (it *postIter) reset(l postList) {
+	it.blocks.reset(l.tree)
+	it.one, it.pos, it.n = nil, 0, 0
+	if l.tree.root == nil && l.n > 0 {
+		it.one = l.one.data
 	}
-	return binary.Uvarint(b)
+}
+
+// next returns the next posting.
+func (it *postIter) next() (uint64, bool) {
+	if it.pos < it.n {
+		it.pos++
+		return it.buf[(it.pos-1)&(blockMax-1)], true
+	}
+	return it.refill()
+}
+
+// refill decodes the next block and returns its first posting.
+func (it *postIter) refill() (uint64, bool) {
+	for {
+		data := it.one
+		if data != nil {
+			it.one = nil
+		} else {
+			b, ok := it.blocks.next()
+			if !ok {
+				return 0, false
+			}
+			data = b.data
+		}
+		// A block holds at most blockMax postings; a corrupt one (which this package never
+		// encodes) ends where it cannot be decoded.
+		got, _ := postCodec{}.decode(it.buf[:0], data, 0, blockMax)
+		if len(got) > 0 {
+			it.pos, it.n = 1, len(got)
+			return it.buf[0], true
+		}
+	}
 }
 
 // sentCodec encodes suggestion entries, ordered by rank (without the ordinal) then id. An entry
@@ -473,33 +519,126 @@ func (sentCodec) encode(dst []byte, es []sent) []byte {
 func (sentCodec) decode(dst []sent, data []byte, prev sent, max int) ([]sent, int) {
 	i := 0
 	for n := 0; n < max && i < len(data); n++ {
-		start := i
-		v, k := uvarint(data[i:])
-		if k <= 0 {
-			return dst, start
+		e, k := decodeSent(data[i:], prev)
+		if k == 0 {
+			return dst, i
 		}
 		i += k
-		e := prev
-		if v&1 == 0 {
-			e.id = prev.id + schema.ProductID(v>>1)
-		} else {
-			id, k := uvarint(data[i:])
-			if k <= 0 {
-				return dst, start
-			}
-			i += k
-			e.rank, e.id = v>>1<<32, schema.ProductID(id)
-		}
-		ord, k := uvarint(data[i:])
-		if k <= 0 {
-			return dst, start
-		}
-		i += k
-		e.rank = e.rank>>32<<32 | uint64(uint32(ord))
 		dst = append(dst, e)
 		prev = e
 	}
 	return dst, i
+}
+
+// decodeSent decodes the suggestion entry at the start of data, prev being the one before it
+// (the zero sent for the first of a block). It returns the entry and its length in bytes, 0 when
+// data does not start with a whole entry.
+func decodeSent(data []byte, prev sent) (sent, int) {
+	// The first varint inline: within a rank it is one byte, an id distance.
+	v, i := uint64(0), 1
+	if len(data) > 0 && data[0] < 0x80 {
+		v = uint64(data[0])
+	} else if v, i = binary.Uvarint(data); i <= 0 {
+		return sent{}, 0
+	}
+	e := prev
+	if v&1 == 0 {
+		e.id = prev.id + schema.ProductID(v>>1)
+	} else {
+		id, k := binary.Uvarint(data[i:])
+		if k <= 0 {
+			return sent{}, 0
+		}
+		i += k
+		e.rank, e.id = v>>1<<32, schema.ProductID(id)
+	}
+	ord, k := binary.Uvarint(data[i:])
+	if k <= 0 {
+		return sent{}, 0
+	}
+	i += k
+	e.rank = e.rank>>32<<32 | uint64(uint32(ord))
+	return e, i
+}
+
+// sentIter walks a suggestion set in rank order, decoding each entry in place from its block:
+// a suggestion reads its first few entries and decodes nothing more. The zero sentIter is
+// exhausted; reset starts it on a set.
+type sentIter struct {
+	blocks biter[*block[sent]]
+	data   []byte // the current block
+	i      int    // the offset of the next entry in data
+	prev   sent   // the last entry decoded from data
+}
+
+func (it *sentIter) reset(l sentSet) {
+	it.blocks.reset(l.tree)
+	it.data, it.i, it.prev = nil, 0, sent{}
+	if l.tree.root == nil && l.n > 0 {
+		it.data = l.one.data
+	}
+}
+
+// next returns the next entry.
+func (it *sentIter) next() (sent, bool) {
+	for it.i >= len(it.data) {
+		b, ok := it.blocks.next()
+		if !ok {
+			return sent{}, false
+		}
+		it.data, it.i, it.prev = b.data, 0, sent{}
+	}
+	e, k := decodeSent(it.data[it.i:], it.prev)
+	if k == 0 { // corrupt: cannot happen for a block this package encoded
+		it.data, it.i = nil, 0
+		it.blocks.stop()
+		return sent{}, false
+	}
+	it.i += k
+	it.prev = e
+	return e, true
+}
+
+// ordIter walks a category set in order, a block at a time decoded into a buffer of its own
+// (no allocation). The zero ordIter is exhausted; reset starts it on a set.
+type ordIter struct {
+	blocks biter[*block[uint32]]
+	one    []byte // the block of a set without a tree, until decoded
+	pos, n int    // buf[pos:n] are the ordinals not yet handed out
+	buf    [blockMax]uint32
+}
+
+func (it *ordIter) reset(l ordSet) {
+	it.blocks.reset(l.tree)
+	it.one, it.pos, it.n = nil, 0, 0
+	if l.tree.root == nil && l.n > 0 {
+		it.one = l.one.data
+	}
+}
+
+// next returns the next ordinal.
+func (it *ordIter) next() (uint32, bool) {
+	if it.pos < it.n {
+		it.pos++
+		return it.buf[(it.pos-1)&(blockMax-1)], true
+	}
+	for {
+		data := it.one
+		if data != nil {
+			it.one = nil
+		} else {
+			b, ok := it.blocks.next()
+			if !ok {
+				return 0, false
+			}
+			data = b.data
+		}
+		// A corrupt block (which this package never encodes) ends where it cannot be decoded.
+		if got, _ := (ordCodec{}).decode(it.buf[:0], data, 0, blockMax); len(got) > 0 {
+			it.pos, it.n = 1, len(got)
+			return it.buf[0], true
+		}
+	}
 }
 
 // ordCodec encodes ordinals as varints of their distance from the previous one.
@@ -520,8 +659,15 @@ func (ordCodec) decode(dst []uint32, data []byte, prev uint32, max int) ([]uint3
 	o := prev
 	i := 0
 	for n := 0; n < max && i < len(data); n++ {
-		v, k := uvarint(data[i:])
-		if k <= 0 {
+		// One- and two-byte varints first, inline (the distances of a set of a few hundred
+		// among thousands of documents).
+		var v uint64
+		k := 1
+		if b := data[i]; b < 0x80 {
+			v = uint64(b)
+		} else if i+1 < len(data) && data[i+1] < 0x80 {
+			v, k = uint64(b&0x7f)|uint64(data[i+1])<<7, 2
+		} else if v, k = binary.Uvarint(data[i:]); k <= 0 {
 			return dst, i
 		}
 		i += k

@@ -85,6 +85,8 @@ type expansion struct {
 	t          term
 	level      int
 	idfT, idfD float64
+	ub         [4]float64 // upper: bounds of value for frequency codes 1, 2 and 3 (see bound)
+	kT, kD     float64    // the smallest length normalisations of value's denominators
 }
 
 // plan is a parsed text query.
@@ -245,52 +247,23 @@ func (ix *Index) fuzzLookup(v []byte) []string {
 
 // stream walks one expansion's posting list during a query.
 type stream struct {
-	it   piter[uint64, postCodec]
-	cur  uint64
-	word int // index of the query word
+	it   postIter
+	cur  uint64 // the next posting
+	word int    // index of the query word
 	exp  *expansion
+	done bool // no postings left (cur is stale)
 }
 
-// streamHeap is a min-heap of streams by current ordinal.
-type streamHeap []*stream
-
-func (h streamHeap) less(i, j int) bool { return h[i].cur>>16 < h[j].cur>>16 }
-
-func (h streamHeap) down(i int) {
-	for {
-		l := 2*i + 1
-		if l >= len(h) {
-			return
-		}
-		m := l
-		if r := l + 1; r < len(h) && h.less(r, l) {
-			m = r
-		}
-		if !h.less(m, i) {
-			return
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
-}
-
-func (h *streamHeap) init() {
-	for i := len(*h)/2 - 1; i >= 0; i-- {
-		h.down(i)
-	}
-}
-
-// advance moves the top stream on, dropping it when it is done.
-func (h *streamHeap) advance() {
-	s := (*h)[0]
-	if p, ok := s.it.next(); ok {
+// next moves the stream to its next posting, or marks it done.
+func (s *stream) next() {
+	if it := &s.it; it.pos < it.n { // postIter.next, inline
+		s.cur = it.buf[it.pos&(blockMax-1)]
+		it.pos++
+	} else if p, ok := it.refill(); ok {
 		s.cur = p
 	} else {
-		last := len(*h) - 1
-		(*h)[0] = (*h)[last]
-		*h = (*h)[:last]
+		s.done = true
 	}
-	h.down(0)
 }
 
 // Search runs a query. Text words are ORed: a document matching more of them ranks higher (see
@@ -298,7 +271,15 @@ func (h *streamHeap) advance() {
 // and passes the filters. The cost is linear in the postings of the indexed words the query
 // matches (or, without text, in the documents of the filtered categories, or all of them), plus
 // a log(Offset+Limit) heap operation per match that enters the page.
-func (ix *Index) Search(q Query) Result {
+//
+// Ranked by relevance, a match is first bounded from its postings alone (its frequencies at the
+// shortest fields of the index, see expansion.upper): one whose bound cannot enter a full page
+// is counted without being scored, and without reading its record when there are no filters.
+// Bounds never exceed scores' exact values, so results are those of scoring every match.
+func (ix *Index) Search(q Query) Result { return ix.search(q, true) }
+
+// search is Search, with bounds false scoring every match (for tests: the results are equal).
+func (ix *Index) search(q Query, bounds bool) Result {
 	offset, limit := max(q.Offset, 0), max(q.Limit, 0)
 	f := newFilter(q)
 	p := ix.plan(q.Text)
@@ -310,48 +291,256 @@ func (ix *Index) Search(q Query) Result {
 		return ix.browse(&f, q.Categories, newCollector(sort, offset, limit))
 	}
 	col := newCollector(q.Sort, offset, limit)
-	var h streamHeap
+	n := 0
+	for _, exps := range p.exps {
+		n += len(exps)
+	}
+	all := make([]stream, n)
+	ss := make([]*stream, 0, n) // in query word order
+	avgT, avgD := ix.avgLens()
 	for wi, exps := range p.exps {
 		for _, e := range exps {
-			s := &stream{word: wi, exp: e}
+			e.bound(ix.minT, ix.minD, avgT, avgD)
+			s := &all[len(ss)]
+			s.word, s.exp = wi, e
 			s.it.reset(e.t.post)
-			if cur, ok := s.it.next(); ok {
-				s.cur = cur
-				h = append(h, s)
+			if s.next(); !s.done {
+				ss = append(ss, s)
 			}
 		}
 	}
-	h.init()
-	avgT, avgD := ix.avgLens()
-	best := make([]float64, len(p.words))
-	for len(h) > 0 {
-		ord := postOrd(h[0].cur)
-		r := ix.recs.get(int(ord))
-		if !f.match(r) {
-			for len(h) > 0 && postOrd(h[0].cur) == ord {
-				h.advance()
-			}
-			continue
-		}
-		for i := range best {
-			best[i] = -1
-		}
-		for len(h) > 0 && postOrd(h[0].cur) == ord {
-			s := h[0]
-			if v := value(s.exp, s.cur, r, avgT, avgD); v > best[s.word] {
-				best[s.word] = v
-			}
-			h.advance()
-		}
-		score := 0.0
-		for _, v := range best {
-			if v >= 0 {
-				score += matchWeight + v
-			}
-		}
-		col.add(cand{score: score, r: r})
+	sc := scorer{
+		ix: ix, f: &f, col: col, avgT: avgT, avgD: avgD,
+		// Bounds prune only a relevance ranking (or a page of no hits, which only counts);
+		// every document of a posting list is live, so without filters a pruned match needs
+		// nothing but its postings.
+		prune:   bounds && (q.Sort == Relevance || col.k == 0),
+		trivial: f.trivial(),
+	}
+	switch len(ss) {
+	case 0:
+	case 1:
+		sc.one(ss[0])
+	default:
+		sc.many(ss, len(p.words))
 	}
 	return col.result()
+}
+
+// scorer evaluates the matches of a query's streams into a collector.
+type scorer struct {
+	ix             *Index
+	f              *filter
+	col            *collector
+	avgT, avgD     float64
+	prune, trivial bool
+}
+
+// pruned reports whether a match of score bound b cannot enter the page, counting it if so.
+func (sc *scorer) pruned(b float64, ord uint32, floor float64, full bool) bool {
+	if !sc.prune || !full || b >= floor {
+		return false
+	}
+	if sc.trivial || sc.f.match(sc.ix.recs.get(int(ord))) {
+		sc.col.total++
+	}
+	return true
+}
+
+// one scores a single posting list (one query word matching one indexed word, the common
+// case): a document's score is its one value, 0 + (matchWeight + value) exactly as many sums
+// it, and the bounds of the one-varint frequency codes are at hand.
+func (sc *scorer) one(s *stream) {
+	e, it := s.exp, &s.it
+	var bounds [4]float64 // the score bounds of frequency codes 1, 2 and 3
+	for c := 1; c < len(bounds); c++ {
+		bounds[c] = matchWeight + e.ub[c]
+	}
+	floor, full := sc.col.floor()
+	for p, ok := s.cur, true; ok; {
+		var b float64
+		switch p & 0xffff {
+		case 1 << 8:
+			b = bounds[1]
+		case 1:
+			b = bounds[2]
+		case 1<<8 | 1:
+			b = bounds[3]
+		default:
+			b = matchWeight + e.upperOf(postTfT(p), postTfD(p))
+		}
+		if !sc.pruned(b, postOrd(p), floor, full) {
+			if r := sc.ix.recs.get(int(postOrd(p))); sc.f.match(r) {
+				sc.col.add(cand{score: matchWeight + value(e, p, r, sc.avgT, sc.avgD), r: r})
+				floor, full = sc.col.floor()
+			}
+		}
+		if it.pos < it.n { // postIter.next, inline
+			p = it.buf[it.pos&(blockMax-1)]
+			it.pos++
+		} else {
+			p, ok = it.refill()
+		}
+	}
+}
+
+// window is how many consecutive ordinals many evaluates at a time.
+const window = 1024
+
+// many scores several posting lists (ss, in query word order), a window of ordinals at a time:
+// it gathers each list's postings in the window, sums each document's bound word by word (a
+// word's bound is the largest of its expansions', as its value is the largest of theirs; the
+// sums are made in the order of the scores' sums, so they bound them in floating point too),
+// then goes through the window's documents in order, scoring only those whose bound can enter
+// the page.
+func (sc *scorer) many(ss []*stream, words int) {
+	var bound, wbound [window]float64
+	span := make([]struct{ lo, hi, at int }, len(ss)) // each stream's postings in buf
+	best := make([]float64, words)
+	// A window's postings: about each list's share of the window, plus a block of slack.
+	est := 0
+	for _, s := range ss {
+		est += min(window, s.exp.t.post.n*window/max(int(sc.ix.nextOrd), 1)+blockMax)
+	}
+	buf := make([]uint64, 0, est)
+	floor, full := sc.col.floor()
+	live := len(ss)
+	for live > 0 {
+		lo := uint32(math.MaxUint32)
+		for _, s := range ss {
+			if !s.done {
+				lo = min(lo, postOrd(s.cur))
+			}
+		}
+		hi := uint64(lo) + window
+		buf = buf[:0]
+		for i, s := range ss {
+			span[i].lo = len(buf)
+			for !s.done && uint64(postOrd(s.cur)) < hi {
+				// The current posting, then those of the decoded block that are in the window.
+				buf = append(buf, s.cur)
+				it := &s.it
+				rest := it.buf[it.pos:it.n]
+				k := 0
+				for k < len(rest) && uint64(postOrd(rest[k])) < hi {
+					k++
+				}
+				buf = append(buf, rest[:k]...)
+				it.pos += k
+				if s.next(); s.done {
+					live--
+				}
+			}
+			span[i].hi, span[i].at = len(buf), span[i].lo
+		}
+		clear(bound[:])
+		for i := 0; i < len(ss); {
+			j := i + 1
+			for j < len(ss) && ss[j].word == ss[i].word {
+				j++
+			}
+			if j == i+1 {
+				e := ss[i].exp
+				for _, p := range buf[span[i].lo:span[i].hi] {
+					bound[postOrd(p)-lo] += matchWeight + e.upper(p)
+				}
+			} else {
+				for k := range wbound {
+					wbound[k] = -1
+				}
+				for k := i; k < j; k++ {
+					e := ss[k].exp
+					for _, p := range buf[span[k].lo:span[k].hi] {
+						if v := e.upper(p); v > wbound[postOrd(p)-lo] {
+							wbound[postOrd(p)-lo] = v
+						}
+					}
+				}
+				for k, v := range wbound {
+					if v >= 0 {
+						bound[k] += matchWeight + v
+					}
+				}
+			}
+			i = j
+		}
+		for k, b := range bound {
+			if b == 0 {
+				continue // no posting: a matched word adds at least matchWeight
+			}
+			ord := lo + uint32(k)
+			if full && b < floor && sc.pruned(b, ord, floor, full) {
+				continue
+			}
+			r := sc.ix.recs.get(int(ord))
+			if !sc.f.match(r) {
+				continue
+			}
+			for w := range best {
+				best[w] = -1
+			}
+			for i, s := range ss {
+				at, end := span[i].at, span[i].hi
+				for at < end && postOrd(buf[at]) < ord {
+					at++
+				}
+				span[i].at = at
+				if at < end && postOrd(buf[at]) == ord {
+					if v := value(s.exp, buf[at], r, sc.avgT, sc.avgD); v > best[s.word] {
+						best[s.word] = v
+					}
+				}
+			}
+			score := 0.0
+			for _, v := range best {
+				if v >= 0 {
+					score += matchWeight + v
+				}
+			}
+			sc.col.add(cand{score: score, r: r})
+			floor, full = sc.col.floor()
+		}
+	}
+}
+
+// bound computes the expansion's score bounds for the three one-varint frequency codes (see
+// upper), given lower bounds of the documents' title and description lengths.
+func (e *expansion) bound(minT, minD uint16, avgT, avgD float64) {
+	e.kT = bm25K1 * (1 - bm25B + bm25B*float64(minT)/avgT)
+	e.kD = bm25K1 * (1 - bm25B + bm25B*float64(minD)/avgD)
+	e.ub[1] = e.upperOf(1, 0)
+	e.ub[2] = e.upperOf(0, 1)
+	e.ub[3] = e.upperOf(1, 1)
+}
+
+// upper returns a bound of value(e, p, r, …) over every record r (value never exceeds it).
+func (e *expansion) upper(p uint64) float64 {
+	switch p & 0xffff {
+	case 1 << 8:
+		return e.ub[1]
+	case 1:
+		return e.ub[2]
+	case 1<<8 | 1:
+		return e.ub[3]
+	}
+	return e.upperOf(postTfT(p), postTfD(p))
+}
+
+// upperOf is value's formula at the shortest fields: each operation of its length
+// normalisation is monotonic in the length, so value's denominators are at least these. A
+// margin far above the rounding errors covers the squashing, which is monotonic only in exact
+// arithmetic.
+func (e *expansion) upperOf(tfT, tfD int) float64 {
+	level := e.level
+	bm := 0.0
+	if tf := float64(tfT); tf > 0 {
+		level += levelTitle
+		bm += titleWeight * e.idfT * tf * (bm25K1 + 1) / (tf + e.kT)
+	}
+	if tf := float64(tfD); tf > 0 {
+		bm += descWeight * e.idfD * tf * (bm25K1 + 1) / (tf + e.kD)
+	}
+	return float64(level) + bm/(bm+squashK) + 1e-9
 }
 
 func (ix *Index) avgLens() (float64, float64) {
@@ -387,14 +576,15 @@ func (ix *Index) browse(f *filter, cats []schema.CategoryID, col *collector) Res
 		return col.result()
 	}
 	// The union of the category sets, in ordinal order.
-	var its []*piter[uint32, ordCodec]
+	all := make([]ordIter, len(cats))
+	its := make([]*ordIter, 0, len(cats))
 	var curs []uint32
 	for _, c := range cats {
 		set, ok := ix.cats.Get(c)
 		if !ok {
 			continue
 		}
-		it := &piter[uint32, ordCodec]{}
+		it := &all[len(its)]
 		it.reset(set)
 		if o, ok := it.next(); ok {
 			its = append(its, it)
@@ -454,6 +644,11 @@ func newFilter(q Query) filter {
 		}
 	}
 	return f
+}
+
+// trivial reports whether the filter keeps every document.
+func (f *filter) trivial() bool {
+	return len(f.cats) == 0 && f.avail == 0 && f.minP == math.MinInt64 && f.maxP == math.MaxInt64
 }
 
 func (f *filter) match(r *rec) bool {
@@ -565,6 +760,19 @@ func comparer(s Sort) func(a, b cand) int {
 		}
 	}
 	return byRelevance
+}
+
+// floor returns the score a candidate must beat to enter the page when it is full (the score
+// of the worst kept candidate) and whether it is full. A page of no hits is always full: every
+// candidate is only counted.
+func (c *collector) floor() (float64, bool) {
+	if c.k == 0 {
+		return math.Inf(1), true
+	}
+	if len(c.heap) < c.k {
+		return 0, false
+	}
+	return c.heap[0].score, true
 }
 
 func (c *collector) add(x cand) {

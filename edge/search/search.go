@@ -80,6 +80,7 @@ type Index struct {
 	n          int
 	nextOrd    uint32 // ordinals below it have been handed out
 	sumT, sumD int64  // total title and description tokens, for the average field lengths
+	minT, minD uint16 // at most the fewest title and description tokens of a document (bounds scores)
 	free       *freeOrd
 
 	ids      *immutable.Map[schema.ProductID, uint32]
@@ -218,6 +219,8 @@ func New() *Index { return NewWithOptions(Options{}) }
 func NewWithOptions(o Options) *Index {
 	return &Index{
 		fuzzyMin: o.fuzzyMin(),
+		minT:     0xffff,
+		minD:     0xffff,
 		ids:      immutable.NewMap[schema.ProductID, uint32](idHasher{}),
 		terms:    immutable.NewMap[string, term](strHasher{}),
 		vocab:    immutable.NewSortedMap[string, struct{}](strComparer{}),
@@ -580,6 +583,9 @@ func (t *txn) upsert(d *Doc) {
 		}
 		t.ix.sumT += int64(na.tlen - oa.tlen)
 		t.ix.sumD += int64(na.dlen - oa.dlen)
+		// Lowered, never raised: a bound, exact after Build.
+		t.ix.minT = min(t.ix.minT, uint16(na.tlen))
+		t.ix.minD = min(t.ix.minD, uint16(na.dlen))
 	}
 
 	// Suggestions: redone when the title or the featured flag changed.

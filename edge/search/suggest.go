@@ -68,17 +68,35 @@ func (ix *Index) wordSets(p string) []sentSet {
 }
 
 // firstOf merges suggestion sets in rank order and returns the first limit distinct documents.
+// It decodes only the entries it returns (and the next head of each set): O(limit + sets).
 func (ix *Index) firstOf(sets []sentSet, limit int) []Suggestion {
-	its := make([]*piter[sent, sentCodec], 0, len(sets))
-	curs := make([]sent, 0, len(sets))
+	if len(sets) == 1 {
+		if sets[0].n == 0 {
+			return nil
+		}
+		var it sentIter
+		it.reset(sets[0])
+		out := make([]Suggestion, 0, min(limit, sets[0].n))
+		for len(out) < limit {
+			e, ok := it.next()
+			if !ok {
+				break
+			}
+			out = append(out, ix.suggestion(e.ord()))
+		}
+		return out
+	}
+	its := make([]sentIter, len(sets))
+	curs := make([]sent, len(sets))
+	k := 0
 	for _, s := range sets {
-		it := &piter[sent, sentCodec]{}
-		it.reset(s)
-		if e, ok := it.next(); ok {
-			its = append(its, it)
-			curs = append(curs, e)
+		its[k].reset(s)
+		if e, ok := its[k].next(); ok {
+			curs[k] = e
+			k++
 		}
 	}
+	its, curs = its[:k], curs[:k]
 	var out []Suggestion
 	var seen []schema.ProductID
 	for len(its) > 0 && len(out) < limit {
@@ -96,12 +114,10 @@ func (ix *Index) firstOf(sets []sentSet, limit int) []Suggestion {
 			its = slices.Delete(its, m, m+1)
 			curs = slices.Delete(curs, m, m+1)
 		}
-		if len(sets) > 1 {
-			if slices.Contains(seen, e.id) {
-				continue // already suggested through a word ranking it higher
-			}
-			seen = append(seen, e.id)
+		if slices.Contains(seen, e.id) {
+			continue // already suggested through a word ranking it higher
 		}
+		seen = append(seen, e.id)
 		out = append(out, ix.suggestion(e.ord()))
 	}
 	return out
@@ -158,7 +174,7 @@ func (ix *Index) suggestWords(whole []string, partial string, limit int) []Sugge
 	var out []Suggestion
 	if rare == nil || rareN*4 >= first.n {
 		// Walk the first word's set in rank order: its entries rank exactly as required.
-		var it piter[sent, sentCodec]
+		var it sentIter
 		it.reset(first)
 		for len(out) < limit {
 			e, ok := it.next()
@@ -173,14 +189,14 @@ func (ix *Index) suggestWords(whole []string, partial string, limit int) []Sugge
 	}
 	// Check the rare candidates, rank them, keep the best.
 	var found []sent
+	var it sentIter
 	for _, set := range rare {
-		set.each(func(e sent) bool {
-			ok, isFirst := ix.titleHas(&tk, e.ord(), whole, partial)
-			if ok {
+		it.reset(set)
+		for e, ok := it.next(); ok; e, ok = it.next() {
+			if ok, isFirst := ix.titleHas(&tk, e.ord(), whole, partial); ok {
 				found = append(found, makeSent(isFirst, ix.recs.get(int(e.ord())).srank, e.ord(), e.id))
 			}
-			return true
-		})
+		}
 	}
 	slices.SortFunc(found, cmpSent)
 	found = slices.CompactFunc(found, func(a, b sent) bool { return a.id == b.id })
