@@ -20,6 +20,7 @@ import (
 	"vitrine/origin/handler"
 	"vitrine/origin/store"
 	"vitrine/schema"
+	"vitrine/sync/feed"
 )
 
 // MaxBatchOrders bounds the orders of one label batch.
@@ -53,7 +54,7 @@ func NewQueue(ctx context.Context, js jetstream.JetStream, stream, subject strin
 	if ackWait <= 0 {
 		ackWait = time.Minute
 	}
-	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: stream, Subjects: []string{subject},
+	if _, err := feed.EnsureStreamConfig(ctx, js, jetstream.StreamConfig{Name: stream, Subjects: []string{subject},
 		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage, Duplicates: 2 * time.Minute}); err != nil {
 		return nil, fmt.Errorf("fulfil: work stream %s: %w", stream, err)
 	}

@@ -153,7 +153,7 @@ func NewObjectStore(ctx context.Context, js jetstream.JetStream, cfg ObjectStore
 		s.apiPrefix = jetstream.DefaultAPIPrefix
 	}
 	if cfg.Create {
-		if _, err := js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+		if _, err := EnsureObjectStore(ctx, js, jetstream.ObjectStoreConfig{
 			Bucket:      cfg.Bucket,
 			Description: "Vitrine blobs (sync/blob)",
 			Storage:     cfg.Storage,
@@ -840,4 +840,35 @@ func decodeSeqs(s string, n int) ([]uint64, error) {
 		return nil, fmt.Errorf("chunk index of %d entries for %d chunks", len(seqs), n)
 	}
 	return seqs, nil
+}
+
+// EnsureObjectStore returns the object store bucket cfg names, creating it when missing and
+// updating it only when its description, storage, replicas or byte limit differ from cfg's:
+// processes that start while others read the bucket never send nats-server a stream update that
+// changes nothing (it races consumer creation on the same stream: feed.EnsureStreamConfig).
+func EnsureObjectStore(ctx context.Context, js jetstream.JetStream, cfg jetstream.ObjectStoreConfig) (jetstream.ObjectStore, error) {
+	obs, err := js.ObjectStore(ctx, cfg.Bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		obs, err = js.CreateObjectStore(ctx, cfg)
+		if errors.Is(err, jetstream.ErrBucketExists) {
+			obs, err = js.ObjectStore(ctx, cfg.Bucket)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	st, err := obs.Status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	have := st.(*jetstream.ObjectBucketStatus).StreamInfo().Config
+	maxBytes := cfg.MaxBytes
+	if maxBytes == 0 {
+		maxBytes = -1
+	}
+	if have.Description == cfg.Description && have.Storage == cfg.Storage && max(have.Replicas, 1) == max(cfg.Replicas, 1) &&
+		have.MaxBytes == maxBytes {
+		return obs, nil
+	}
+	return js.UpdateObjectStore(ctx, cfg)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -269,7 +270,7 @@ func StreamEpoch(ctx context.Context, js jetstream.JetStream, c Config) (string,
 // EnsureEventStream returns the event stream, creating it when missing.
 func EnsureEventStream(ctx context.Context, js jetstream.JetStream, c Config) (jetstream.Stream, error) {
 	c = c.WithDefaults()
-	s, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	s, err := EnsureStreamConfig(ctx, js, jetstream.StreamConfig{
 		Name:        c.EventStream,
 		Description: "Vitrine domain events for webhook delivery",
 		Subjects:    []string{c.Prefix + "_events.>"},
@@ -283,6 +284,33 @@ func EnsureEventStream(ctx context.Context, js jetstream.JetStream, c Config) (j
 		return nil, fmt.Errorf("feed: event stream %s: %w", c.EventStream, err)
 	}
 	return s, nil
+}
+
+// EnsureStreamConfig returns the stream cfg names, creating it when missing and updating it only
+// when a field cfg sets (subjects, description, storage, replicas, retention, max age, duplicate
+// window) differs from the stream's. Processes start and restart while others use the stream,
+// and nats-server 2.15 races a stream update (even one that changes nothing) against a consumer
+// being created on the same stream (found by the race detector in make test: filestore
+// UpdateConfig against ConsumerStore), so an unchanged stream is never updated.
+func EnsureStreamConfig(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
+	s, err := js.Stream(ctx, cfg.Name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		s, err = js.CreateStream(ctx, cfg)
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			s, err = js.Stream(ctx, cfg.Name)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	have := s.CachedInfo().Config
+	replicas := max(cfg.Replicas, 1)
+	if slices.Equal(have.Subjects, cfg.Subjects) && have.Description == cfg.Description && have.Storage == cfg.Storage &&
+		max(have.Replicas, 1) == replicas && have.Retention == cfg.Retention && have.MaxAge == cfg.MaxAge &&
+		(cfg.Duplicates == 0 || have.Duplicates == cfg.Duplicates) {
+		return s, nil
+	}
+	return js.UpdateStream(ctx, cfg)
 }
 
 // JetStream returns the JetStream API of nc in the configured domain (see Domain).

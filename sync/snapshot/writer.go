@@ -112,7 +112,7 @@ func (w *Writer) bucket(ctx context.Context) (jetstream.ObjectStore, error) {
 	if w.obs != nil {
 		return w.obs, nil
 	}
-	obs, err := w.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+	obs, err := blob.EnsureObjectStore(ctx, w.js, jetstream.ObjectStoreConfig{
 		Bucket:      w.cfg.Bucket,
 		Description: "Vitrine state stream snapshots per shard (sync/snapshot)",
 		Storage:     jetstream.FileStorage,
