@@ -1439,7 +1439,7 @@ func TestKubernetesNATSCopies(t *testing.T) {
 
 // The Dockerfile's final stages are FROM scratch, run as uid 65532 (a user /etc/passwd names),
 // check their health with `vitrine probe` on the ops address the image sets, and copy only
-// files that exist; .dockerignore keeps .git (the build stamps the revision) and the local
+// files that exist; Dockerfile.dockerignore keeps .git (the build stamps the revision) and the local
 // secrets out of nothing else.
 func TestDockerfile(t *testing.T) {
 	c := vitrineCLI(t)
@@ -1550,7 +1550,7 @@ func TestDockerfile(t *testing.T) {
 	if err != nil || !regexp.MustCompile(`(?m)^vitrine:x:65532:65532:`).Match(passwd) {
 		t.Errorf("rootfs/etc/passwd names no user 65532: %v", err)
 	}
-	ignore, err := os.ReadFile(filepath.Join(deployDir, "..", ".dockerignore"))
+	ignore, err := os.ReadFile(filepath.Join(deployDir, "container", "Dockerfile.dockerignore"))
 	if err != nil {
 		t.Fatal(err)
 	}

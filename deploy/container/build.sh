@@ -61,14 +61,15 @@ args=(--target "$target" --build-arg "VERSION=$version" --build-arg "REVISION=$r
 	--build-arg "CREATED=$created" -f deploy/container/Dockerfile -t "$IMAGE")
 case "$builder" in
 docker)
+	# BuildKit reads deploy/container/Dockerfile.dockerignore, beside the Dockerfile, by itself.
 	docker build "${args[@]}" . >&2
 	;;
 podman)
-	podman build --format docker "${args[@]}" . >&2
+	podman build --format docker --ignorefile deploy/container/Dockerfile.dockerignore "${args[@]}" . >&2
 	;;
 buildah)
 	# --format docker keeps HEALTHCHECK (the OCI image format has no field for it).
-	buildah ${STORAGE_DRIVER:+--storage-driver "$STORAGE_DRIVER"} bud --isolation chroot --format docker "${args[@]}" . >&2
+	buildah ${STORAGE_DRIVER:+--storage-driver "$STORAGE_DRIVER"} bud --isolation chroot --format docker --ignorefile deploy/container/Dockerfile.dockerignore "${args[@]}" . >&2
 	;;
 *)
 	echo "build.sh: no image builder: install docker (with a daemon), podman or buildah" >&2
