@@ -194,6 +194,7 @@ func TestLabelBatch500Timing(t *testing.T) {
 // takes the shared queue over, the order the dead one held is redelivered after the ack wait,
 // and every order ends with exactly one shipment.
 func TestLabelBatchSurvivesKill(t *testing.T) {
+	t.Parallel()
 	s := newSystem(t, systemOptions{workAckWait: 2 * time.Second})
 	s.startRelay(relay.Config{})
 	s.originAddr = freeAddr(t)

@@ -533,6 +533,7 @@ func TestFrozenRelayIsFencedOff(t *testing.T) {
 // the new database's rows into the old stream, and after `replica rebuild` edges drop the old
 // state at once and serve the new one.
 func TestDatabaseResetIsDetectedByEpoch(t *testing.T) {
+	t.Parallel()
 	s := newSystem(t, systemOptions{})
 	rel := s.startRelay(relay.Config{LeaseTTL: time.Second})
 	e := s.startEdge(edge.Config{})

@@ -211,6 +211,7 @@ func (sh *shop) events(kind string, min int) int {
 }
 
 func TestCheckoutUnderConcurrency(t *testing.T) {
+	t.Parallel()
 	sh := newShop(t)
 
 	t.Run("50 checkouts for the last unit make exactly one order", func(t *testing.T) {

@@ -36,6 +36,7 @@ WPAPI.discover(process.argv[1]).then(async (site) => {
 // resolve); dev moves the store to the edge's own address. A second start on another edge port
 // moves the base again, and demo.localhost and X-Tenant-Slug keep working.
 func TestDevWordPressClient(t *testing.T) {
+	t.Parallel()
 	node, e2e, _ := e2eTools(t, "wpapi", false)
 	dsn := storetest.NewDatabase(t)
 	dataDir := t.TempDir()

@@ -156,6 +156,7 @@ func TestUnknownTenantLooksLikeUnknownRoute(t *testing.T) {
 // configured by flags and environment, each with /healthz, /readyz and /metrics, stopped
 // gracefully by SIGTERM.
 func TestMultiProcess(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("multi-process test: not in -short")
 	}

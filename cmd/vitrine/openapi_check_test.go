@@ -128,6 +128,7 @@ func (c *answerChecker) problem(req *http.Request, r *response) string {
 // status or content type, a non-error body on an unknown path) are reported, and good ones
 // are not.
 func TestAnswerCheckerCatchesDrift(t *testing.T) {
+	t.Parallel()
 	var c answerChecker
 	req := func(method, path string) *http.Request {
 		r, _ := http.NewRequest(method, "http://shop.vitrine.test"+path, nil)

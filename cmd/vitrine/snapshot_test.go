@@ -179,6 +179,7 @@ func sameDigests(t *testing.T, a, b *component, slugs ...string) {
 // exactly what an edge bootstrapped from the stream does: the same body for every public route
 // of every tenant, the same replica digests, the database's state.
 func TestSnapshotEdgeEqualsStreamEdge(t *testing.T) {
+	t.Parallel()
 	s := newSystem(t, systemOptions{})
 	s.startRelay(relay.Config{})
 	s.startOrigin()
@@ -214,6 +215,7 @@ func TestSnapshotEdgeEqualsStreamEdge(t *testing.T) {
 // A corrupt (flipped byte), truncated or other-epoch snapshot is refused: the edge counts the
 // fallback with its reason, bootstraps from the stream and serves correctly.
 func TestSnapshotFallbacks(t *testing.T) {
+	t.Parallel()
 	s := newSystem(t, systemOptions{})
 	s.startRelay(relay.Config{})
 	s.startOrigin()

@@ -30,6 +30,7 @@ func writeVersion(t testing.TB, r *response) int64 {
 // Create, update and delete of a product at the origin show up at every edge in order: an edge
 // never serves an older version after a newer one.
 func TestWritesReachEdgesInOrder(t *testing.T) {
+	t.Parallel()
 	s := newSystem(t, systemOptions{})
 	s.startRelay(relay.Config{})
 	s.startOrigin()
@@ -140,6 +141,7 @@ func TestWritesReachEdgesInOrder(t *testing.T) {
 // once the relay resumes; held past the bound it gets 503, never the old value. A write
 // forwarded through an edge is visible on that edge when its response arrives.
 func TestReadYourWrites(t *testing.T) {
+	t.Parallel()
 	s := newSystem(t, systemOptions{})
 	rel := s.startRelay(relay.Config{})
 	s.startOrigin()

@@ -11,6 +11,7 @@ import (
 // `vitrine webhook`: an endpoint made on the command line gets deliveries signed with the secret
 // it printed once; list, test, deliveries, rotate, update and delete work as the admin API.
 func TestWebhookCommand(t *testing.T) {
+	t.Parallel()
 	sh := newShopWith(t, fastWebhooks)
 	rc := newReceiver(t)
 	ctx := context.Background()

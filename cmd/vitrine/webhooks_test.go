@@ -171,6 +171,7 @@ func (sh *shop) deliveries(id, query string) deliveryPage {
 // the origin's dispatcher delivers them signed to a receiver that fails at first; every event
 // arrives, retries are in the log, and an endpoint gets only the kinds it asked for.
 func TestWebhooks(t *testing.T) {
+	t.Parallel()
 	sh := newShopWith(t, fastWebhooks)
 	all, only := newReceiver(t), newReceiver(t)
 	all.failFirst = 3
@@ -409,6 +410,7 @@ func TestWebhookSSRF(t *testing.T) {
 // another origin takes over: every event arrives at least once, a duplicate carries the same
 // event id, and the log shows the attempts the dead origin never recorded.
 func TestWebhooksSurviveKill(t *testing.T) {
+	t.Parallel()
 	s := newSystem(t, systemOptions{})
 	fastWebhooks(s)
 	s.startRelay(relay.Config{})
@@ -501,6 +503,7 @@ func TestWebhooksSurviveKill(t *testing.T) {
 // An endpoint that fails every attempt for longer than DisableAfter is disabled, with a notice,
 // and its pending deliveries are cancelled; another endpoint of the store is not slowed.
 func TestWebhookDisabledAfterFailing(t *testing.T) {
+	t.Parallel()
 	sh := newShopWith(t, func(s *system) {
 		fastWebhooks(s)
 		s.webhooks.DisableAfter = 500 * time.Millisecond
@@ -628,6 +631,7 @@ func TestWebhookThroughput(t *testing.T) {
 // Every event kind is produced by a real action through the API and delivered, signed, to an
 // endpoint that asked for all of them.
 func TestWebhookEveryKind(t *testing.T) {
+	t.Parallel()
 	sh := newShopWith(t, fastWebhooks)
 	ctx := context.Background()
 	rc := newReceiver(t)
