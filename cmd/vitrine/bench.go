@@ -25,7 +25,7 @@ import (
 // benchScenarios is the registry of `vitrine bench`, in the order `all` runs them.
 func benchScenarios() (*bench.Registry, error) {
 	var r bench.Registry
-	err := r.Add(bench.Reads(), bench.Baselines(), scenarios.Freshness(), scenarios.ColdStart(), scenarios.Writes())
+	err := r.Add(bench.Reads(), bench.Baselines(), scenarios.Freshness(), scenarios.ColdStart(), scenarios.Writes(), scenarios.Fleet())
 	return &r, err
 }
 
