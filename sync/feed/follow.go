@@ -212,6 +212,10 @@ func (f *Follower) follow(ctx context.Context, s jetstream.Stream, epoch string,
 	cc := jetstream.OrderedConsumerConfig{FilterSubjects: f.filters, DeliverPolicy: jetstream.DeliverLastPerSubjectPolicy}
 	if start > 0 {
 		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, start
+		// The snapshots handled everything before start: the watch compares the consumer's
+		// delivered sequence (start-1 until a message comes) with what was handled, and an
+		// idle stream after a snapshot bootstrap must count as heard from, not stale.
+		f.processed.Store(start - 1)
 	}
 	cons, err := s.OrderedConsumer(ctx, cc)
 	if err != nil {

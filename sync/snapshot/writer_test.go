@@ -370,3 +370,41 @@ func TestFollowerFallsBack(t *testing.T) {
 		})
 	}
 }
+
+// hbSink is a recSink that is also a feed.Heartbeats: it records when the stream was last
+// heard from.
+type hbSink struct {
+	recSink
+	heard atomic.Int64 // unix nanoseconds of the last Heard("")
+}
+
+func (s *hbSink) Heard(shard string, at time.Time) {
+	if shard == "" {
+		s.heard.Store(at.UnixNano())
+	}
+}
+
+// An edge that bootstrapped from snapshots of a stream that then stays idle keeps hearing from
+// the stream (its watch compared the consumer's start with nothing handled, so an idle store
+// looked stale for ever: found with `make run`, /readyz degraded a minute after start).
+func TestIdleAfterSnapshotIsHeardFrom(t *testing.T) {
+	b := newBed(t)
+	ctx := context.Background()
+	b.tx("alpha", 0, products(0, 50, "a"))
+	w := NewWriter(b.js, WriterConfig{Feed: b.fc})
+	if _, err := w.WriteAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	src, err := NewSource(ctx, b.js, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &hbSink{}
+	fol := b.follow(b.fc.PublicFilters(nil), sink, src)
+	waitUntil(t, "the checkpoint", func() bool { return sink.checkpoints.Load() > 0 })
+	if st := fol.Stats(); st.FromSnapshot != 1 {
+		t.Fatalf("follower stats %+v: not a snapshot bootstrap", st)
+	}
+	first := time.Now()
+	waitUntil(t, "the idle stream heard from again", func() bool { return time.Unix(0, sink.heard.Load()).After(first.Add(300 * time.Millisecond)) })
+}
