@@ -548,6 +548,7 @@ func hasMirror(ctx context.Context, binary string) bool {
 // (no_auth_user). The fleet is a closed test bed.
 func natsConf(name, addr, domain, storeDir, extra string) string {
 	return fmt.Sprintf("server_name: %q\nlisten: %q\nhttp: %q\nmax_payload: 8388608\n"+
+		"ping_interval: \"2s\"\nping_max: 3\n"+
 		"jetstream {\n  store_dir: %q\n  domain: %s\n  max_memory_store: 268435456\n}\n"+
 		"accounts {\n  VITRINE { jetstream: enabled, users: [ { user: %q, password: %q } ] }\n"+
 		"  SYS { users: [ { user: \"sys\", password: %q } ] }\n}\nsystem_account: SYS\nno_auth_user: %q\n%s",
