@@ -1,12 +1,14 @@
 package edge_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"net"
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -419,14 +421,17 @@ func TestBreakerFailsFastAndRecovers(t *testing.T) {
 			t.Fatalf("%s: %d %s %s", what, resp.StatusCode(), resp.Header.String(), resp.Body())
 		}
 	}
-	// Each of the first requests pays the dial timeout (twice: a request never sent is retried
-	// once), then the breaker opens.
+	// Each of the first requests pays the dial timeout (once: a dial that timed out is not
+	// tried again), then the breaker opens.
 	var dialling, open time.Duration
 	for i := 0; i < 3; i++ {
 		resp, took := post()
 		check(resp, fmt.Sprintf("request %d to the blackholed origin", i+1))
-		if took < 150*time.Millisecond {
+		if took < 90*time.Millisecond {
 			t.Fatalf("request %d answered in %s: it did not dial", i+1, took)
+		}
+		if took > 190*time.Millisecond {
+			t.Fatalf("request %d answered in %s: a timed-out dial was tried again", i+1, took)
 		}
 		dialling = max(dialling, took)
 	}
@@ -469,6 +474,84 @@ func TestBreakerFailsFastAndRecovers(t *testing.T) {
 	}
 	if got := f.metric("vitrine_edge_breaker_state"); got != 0 {
 		t.Fatalf("breaker state %v after recovery, want 0 (closed)", got)
+	}
+}
+
+// TestOriginHealthCheck: a running edge learns that its origin is unreachable from its own
+// probes, before any write pays a dial timeout, refuses forwarded requests at once meanwhile
+// (503 with Retry-After, never sent), says so in /readyz, and forwards again once a probe is
+// answered.
+func TestOriginHealthCheck(t *testing.T) {
+	addr, serve := blackholedListener(t)
+	f := newFixture(t, edge.Config{Origin: "http://" + addr, DialTimeout: 100 * time.Millisecond,
+		OriginCheckInterval: 50 * time.Millisecond, OriginCheckTimeout: 100 * time.Millisecond, OriginCheckFailures: 2})
+	f.rep.Heard("", time.Now())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); f.srv.WatchOrigin(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting until %s", what)
+			}
+		}
+	}
+	waitFor("the check marks the origin unreachable", func() bool { return f.metric("vitrine_edge_origin_reachable") == 0 })
+	ready := decodeJSON(t, f.do(req{uri: "/readyz"}).Body())
+	if ready["status"] != "degraded" || ready["origin_reachable"] != false {
+		t.Fatalf("/readyz with the origin unreachable: %v", ready)
+	}
+	for _, tt := range []struct{ method, uri string }{
+		{"POST", "/api/cart/items"},
+		{"PATCH", "/api/admin/products/linen-shirt"},
+		{"POST", "/index.php?rest_route=/cms/v2/posts"},
+	} {
+		start := time.Now()
+		resp := f.do(req{method: tt.method, uri: tt.uri, body: `{}`, headers: map[string]string{"Content-Type": "application/json"}})
+		took := time.Since(start)
+		if resp.StatusCode() != 503 || string(resp.Header.Peek("Retry-After")) != "1" {
+			t.Errorf("%s %s with the origin unreachable: %d Retry-After %q %s", tt.method, tt.uri, resp.StatusCode(), resp.Header.Peek("Retry-After"), resp.Body())
+		}
+		if took > 50*time.Millisecond {
+			t.Errorf("%s %s with the origin unreachable took %s: it did not fail fast", tt.method, tt.uri, took)
+		}
+	}
+	if got := f.metric("vitrine_edge_origin_unreachable_rejected_total"); got != 3 {
+		t.Errorf("%v requests refused while unreachable, want 3", got)
+	}
+	if got := f.metric("vitrine_edge_origin_unreachable_total"); got != 1 {
+		t.Errorf("origin marked unreachable %v times, want 1", got)
+	}
+	// Reads are answered from the replica meanwhile.
+	if resp := f.do(req{uri: "/api/products/linen-shirt"}); resp.StatusCode() != 200 {
+		t.Fatalf("read with the origin unreachable: %d", resp.StatusCode())
+	}
+
+	// The origin answers again: within a probe or two, requests are forwarded.
+	var probes, posts atomic.Int64
+	serve(func(ctx *fasthttp.RequestCtx) {
+		if string(ctx.Path()) == "/healthz" {
+			probes.Add(1)
+			ctx.SetBodyString(`{"status":"ok"}`)
+			return
+		}
+		posts.Add(1)
+		ctx.SetStatusCode(201)
+		ctx.SetBodyString(`{"ok":true}`)
+	})
+	waitFor("the check marks the origin reachable", func() bool { return f.metric("vitrine_edge_origin_reachable") == 1 })
+	if resp := f.do(req{method: "POST", uri: "/api/cart/items", body: `{}`, headers: map[string]string{"Content-Type": "application/json"}}); resp.StatusCode() != 201 {
+		t.Fatalf("after the origin returned: %d %s", resp.StatusCode(), resp.Body())
+	}
+	if posts.Load() != 1 || probes.Load() == 0 {
+		t.Fatalf("the origin saw %d requests and %d probes: want the one request sent after it returned, and probes", posts.Load(), probes.Load())
+	}
+	ready = decodeJSON(t, f.do(req{uri: "/readyz"}).Body())
+	if ready["status"] != "ok" || ready["origin_reachable"] != true {
+		t.Fatalf("/readyz after the origin returned: %v", ready)
 	}
 }
 

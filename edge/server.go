@@ -90,6 +90,13 @@ type Config struct {
 	// probes the origin (default 2s). While open, forwarded requests answer 503 at once.
 	BreakerFailures int
 	BreakerCooldown time.Duration
+	// OriginCheckInterval is how often a running edge asks the origin's /healthz (default 1s;
+	// negative: never); OriginCheckTimeout bounds one such probe, connecting included (default
+	// 1s); after OriginCheckFailures failed probes in a row (default 2) the origin is marked
+	// unreachable: forwarded requests answer 503 with Retry-After at once, without being sent,
+	// /readyz reports "degraded" with origin_reachable false, until a probe is answered again.
+	OriginCheckInterval, OriginCheckTimeout time.Duration
+	OriginCheckFailures                     int
 	// StaleAfter is the staleness (time since the state stream was last heard from, per shard)
 	// past which /readyz reports the edge degraded (default 10s). A degraded edge stays ready:
 	// it keeps serving its replica, with the staleness in every answer's Vitrine-Staleness.
@@ -140,7 +147,10 @@ type Server struct {
 	// outcomeUnknown counts forwarded requests sent and never answered; breakerRejected the
 	// requests refused while the breaker was open; breakerOpens its transitions to open.
 	outcomeUnknown, breakerRejected, breakerOpens *metrics.Counter
-	unknownRoutes                                 *metrics.Counter
+	// originDowns counts the health check's verdicts "unreachable"; originRejected the requests
+	// refused meanwhile.
+	originDowns, originRejected *metrics.Counter
+	unknownRoutes               *metrics.Counter
 	// shedMedia counts media file requests refused because their tenant was shed.
 	shedMedia    *metrics.Counter
 	breakerState atomic.Int32 // gobreaker.State
@@ -200,7 +210,14 @@ func New(cfg Config, rep *replica.Replica) (*Server, error) {
 				s.breakerOpens.Inc()
 			}
 			s.log.Warn("origin circuit breaker", "from", from.String(), "to", to.String())
+		},
+		checkInterval: cfg.OriginCheckInterval, checkTimeout: cfg.OriginCheckTimeout, checkFailures: cfg.OriginCheckFailures,
+		onReachable: func(reachable bool) {
+			if !reachable {
+				s.originDowns.Inc()
+			}
 		}}
+	s.originDowns = m.NewCounter(`vitrine_edge_origin_unreachable_total`)
 	if s.fwd, err = newForwarder(cfg.Origin, cfg.EdgeSecret, fc); err != nil {
 		return nil, err
 	}
@@ -227,6 +244,14 @@ func New(cfg Config, rep *replica.Replica) (*Server, error) {
 	s.forwardTime = m.NewPrometheusHistogramExt(`vitrine_edge_forward_duration_seconds`, pipeline.LatencyBuckets)
 	s.outcomeUnknown = m.NewCounter(`vitrine_edge_forward_outcome_unknown_total`)
 	s.breakerRejected = m.NewCounter(`vitrine_edge_breaker_rejected_total`)
+	s.originRejected = m.NewCounter(`vitrine_edge_origin_unreachable_rejected_total`)
+	// 1 while the health check finds the origin reachable (or has no verdict yet), 0 otherwise.
+	m.NewGauge(`vitrine_edge_origin_reachable`, func() float64 {
+		if s.fwd.reachable() {
+			return 1
+		}
+		return 0
+	})
 	s.unknownRoutes = m.NewCounter(`vitrine_edge_unknown_routes_total`)
 	s.shedMedia = m.NewCounter(`vitrine_edge_shed_media_refused_total`)
 	// 0 closed, 1 half-open (a probe is under way), 2 open.
@@ -856,6 +881,10 @@ func (s *Server) forward(ctx *fasthttp.RequestCtx, iface schema.Interface, t *re
 		s.forwardErrors.Inc()
 		var e *schema.Error
 		switch {
+		case errors.Is(err, errOriginDown):
+			s.originRejected.Inc()
+			e = &schema.Error{Code: schema.CodeUnavailable, CMSCode: "rest_origin_unavailable",
+				Message: "The store's origin is unreachable from this edge; retry shortly", RetryAfter: max(1, int(s.fwd.checkInterval/time.Second))}
 		case errors.Is(err, errBreakerOpen):
 			s.breakerRejected.Inc()
 			e = &schema.Error{Code: schema.CodeUnavailable, CMSCode: "rest_origin_unavailable",
@@ -926,6 +955,8 @@ func (s *Server) health(ctx *fasthttp.RequestCtx) {
 //   - 200 "degraded" too when the follower skipped changes of a change schema newer than this
 //     build reads (a writer upgraded before its readers): those logs stay at the last version
 //     this edge could read, listed under unsupported_changes with their schema;
+//   - 200 "degraded" too while the origin health check finds the origin unreachable
+//     (origin_reachable false): reads are answered, writes refused at once with 503;
 //   - 200 "ok" otherwise.
 //
 // The body lists each shard's staleness in seconds and whether it is past StaleAfter, and the
@@ -950,11 +981,12 @@ func (s *Server) Readiness(now time.Time) (int, []byte) {
 		Shards      []shard                  `json:"shards"`
 		Budget      budget                   `json:"replica_budget"`
 		Unsupported []replica.UnsupportedLog `json:"unsupported_changes"`
+		Origin      bool                     `json:"origin_reachable"`
 		InFlight    *int64                   `json:"in_flight,omitempty"`
-	}{Status: "ok", StaleAfter: s.cfg.StaleAfter.Seconds(), Shards: []shard{},
+	}{Status: "ok", StaleAfter: s.cfg.StaleAfter.Seconds(), Shards: []shard{}, Origin: s.fwd.reachable(),
 		Budget:      budget{MaxBytes: b.MaxBytes, HeldBytes: b.HeldBytes, Shed: append([]string{}, b.Shed...)},
 		Unsupported: s.rep.UnsupportedLogs()}
-	if len(out.Unsupported) > 0 {
+	if len(out.Unsupported) > 0 || !out.Origin {
 		out.Status = "degraded"
 	}
 	for _, st := range s.rep.StalenessByShard(now) {
@@ -980,9 +1012,19 @@ func (s *Server) Readiness(now time.Time) (int, []byte) {
 // "draining" while the edge keeps serving for DrainDelay, closing keep-alive connections after
 // each response; then it stops accepting and lets requests in flight finish, for DrainTimeout at
 // most.
+//
+// While it runs, the origin health check runs too (OriginCheckInterval).
 func (s *Server) Run(ctx context.Context, addr string) error {
+	wctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); s.fwd.watch(wctx, s.log) }()
+	defer func() { cancel(); <-done }()
 	return s.drain.Serve(ctx, s.HTTPServer(), addr)
 }
+
+// WatchOrigin runs the origin health check until ctx ends, for a caller serving the edge's
+// Handler or HTTPServer itself rather than through Run (Run does it).
+func (s *Server) WatchOrigin(ctx context.Context) { s.fwd.watch(ctx, s.log) }
 
 // Drain returns the edge's drain: Hurry cuts its delay short (a second stop signal).
 func (s *Server) Drain() *pipeline.Drain { return s.drain }
