@@ -113,6 +113,8 @@ type common struct {
 	nats        natsAuth
 	// profiles serves Go's profiles (/debug/pprof/) on the process's ops address.
 	profiles *bool
+	// replicas is the replica count of every stream and bucket the process creates or updates.
+	replicas *replicasValue
 }
 
 // natsAuth are the NATS credentials and TLS settings of a process (decision 21: outside `vitrine
@@ -135,6 +137,7 @@ func (f flags) common() common {
 		logLevel:    f.String("log-level", "VITRINE_LOG_LEVEL", "info", "log level: debug, info, warn, error"),
 		prefix:      f.String("subject-prefix", "VITRINE_SUBJECT_PREFIX", "vitrine", "first token of every NATS subject"),
 		profiles:    f.EnvBool("pprof", "VITRINE_PPROF", false, "serve Go's runtime profiles at /debug/pprof/ on the ops address (CPU, heap, goroutines: for measuring; keep the ops address private)"),
+		replicas:    f.replicas(),
 		nats: natsAuth{
 			creds:    f.String("nats-creds", "VITRINE_NATS_CREDS", "", "NATS credentials file (JWT and seed, operator mode)"),
 			nkey:     f.String("nats-nkey", "VITRINE_NATS_NKEY", "", "file holding the NATS user nkey seed of this process's role (deploy/nats)"),
@@ -168,7 +171,70 @@ func (c common) logger(process string) *slog.Logger {
 }
 
 func (c common) feed() feed.Config {
-	return feed.Config{Prefix: *c.prefix, Domain: *c.nats.domain}.WithDefaults()
+	return feed.Config{Prefix: *c.prefix, Domain: *c.nats.domain, Replicas: c.replicas.n}.WithDefaults()
+}
+
+// Bounds of --stream-replicas: JetStream keeps at most five copies of a stream.
+const (
+	minStreamReplicas = 1
+	maxStreamReplicas = 5
+)
+
+// replicasValue is the value of --stream-replicas: an int from minStreamReplicas to
+// maxStreamReplicas. A malformed $VITRINE_STREAM_REPLICAS is not ignored, as other variables
+// are, but refused by flags.Parse (check): a fleet must not run single copies it thinks it has
+// three of.
+type replicasValue struct {
+	n      int
+	envErr error // the variable's value was refused, and no flag replaced it
+}
+
+func (v *replicasValue) String() string {
+	if v == nil {
+		return "0"
+	}
+	return strconv.Itoa(v.n)
+}
+
+func (v *replicasValue) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < minStreamReplicas || n > maxStreamReplicas {
+		return fmt.Errorf("want a replica count from %d to %d (3 on a three-node NATS cluster), got %q",
+			minStreamReplicas, maxStreamReplicas, s)
+	}
+	v.n, v.envErr = n, nil
+	return nil
+}
+
+func (v *replicasValue) check() error { return v.envErr }
+
+// replicas declares --stream-replicas.
+func (f flags) replicas() *replicasValue {
+	v := &replicasValue{n: 1}
+	if s, ok := env("VITRINE_STREAM_REPLICAS"); ok {
+		if err := v.Set(s); err != nil {
+			v.envErr = fmt.Errorf("$VITRINE_STREAM_REPLICAS: %w", err)
+		}
+	}
+	f.FlagSet.Var(v, "stream-replicas", "copies of every JetStream stream and object store bucket this process creates or updates "+
+		"(state and event streams, media and snapshot buckets): an `int` from 1 to 5, 3 on a three-node NATS cluster; an existing stream is "+
+		"changed in place (`vitrine mirror` has its own --replicas) ($VITRINE_STREAM_REPLICAS)")
+	return v
+}
+
+// Parse parses args, then refuses a flag value taken from the environment that its flag could
+// not accept (a value with a check method: --stream-replicas).
+func (f flags) Parse(args []string) error {
+	if err := f.FlagSet.Parse(args); err != nil {
+		return err
+	}
+	var err error
+	f.FlagSet.VisitAll(func(fl *flag.Flag) {
+		if c, ok := fl.Value.(interface{ check() error }); ok && err == nil {
+			err = c.check()
+		}
+	})
+	return err
 }
 
 // openDB connects to the database; with create, it first creates the database when missing.

@@ -394,6 +394,12 @@ func checkEnv(inv *invocation, env map[string]string, confVars map[string]bool) 
 		if v == "" || strings.Contains(v, "$") {
 			continue // not a literal (a secret, an interpolation, a reference)
 		}
+		if k == "VITRINE_STREAM_REPLICAS" {
+			// Refused by the binary, not ignored: the process would not start.
+			if err := new(replicasValue).Set(v); err != nil {
+				problems = append(problems, fmt.Sprintf("%s: %v (the binary refuses it)", k, err))
+			}
+		}
 		for _, f := range inv.cmd.flags {
 			if f.env == k {
 				if err := checkValue(f, v); err != nil {
@@ -754,6 +760,123 @@ func TestComposeMatchesBinary(t *testing.T) {
 			t.Errorf("compose runs %d vitrine %s, want at least %d", roles[role], role, min)
 		}
 	}
+}
+
+// streamCreators are the commands that create or update streams and buckets, and so read
+// --stream-replicas for them: the relay (state, events, snapshots), the origin (media, events,
+// work) and the administration commands (replica rebuild recreates the state stream).
+var streamCreators = []string{"relay", "origin", "help", "replica"}
+
+// Compose runs a three-node NATS cluster: every process that creates streams makes them with one
+// copy per node (VITRINE_STREAM_REPLICAS), so that losing a node loses no copy.
+func TestComposeStreamReplicas(t *testing.T) {
+	file := filepath.Join(deployDir, "compose", "compose.yaml")
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	services := yMap(yamlDocs(t, file, b)[0], "services")
+	nodes, creators := 0, 0
+	for _, name := range sortedKeys(services) {
+		if cmd := yStrs(yList(services[name], "command")); len(cmd) > 0 && cmd[0] == "nats" {
+			nodes++
+		}
+	}
+	if nodes < 3 {
+		t.Fatalf("compose runs %d NATS nodes, want a cluster of 3", nodes)
+	}
+	for _, name := range sortedKeys(services) {
+		cmd := yStrs(yList(services[name], "command"))
+		if len(cmd) == 0 || !slices.Contains(streamCreators, cmd[0]) {
+			continue
+		}
+		creators++
+		got := composeValue(yStr(services[name], "environment", "VITRINE_STREAM_REPLICAS"))
+		if got != strconv.Itoa(nodes) {
+			t.Errorf("service %s (vitrine %s): VITRINE_STREAM_REPLICAS %q, want %d (one copy per NATS node)", name, cmd[0], got, nodes)
+		}
+	}
+	if creators < 3 {
+		t.Errorf("found %d services creating streams (relays, origins, admin), want at least 3", creators)
+	}
+}
+
+// Kubernetes runs the NATS chart with a three-server cluster: the relays and origins (which take
+// vitrine-common) create streams with that many copies; a region's overlay, whose leaf node is
+// one server and which creates no central stream, removes the setting.
+func TestKubernetesStreamReplicas(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(deployDir, "kubernetes", "nats", "values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := yStr(yamlDocs(t, "nats/values.yaml", b)[0], "config", "cluster", "replicas")
+	build := func(t *testing.T, rel string) []map[string]any {
+		t.Helper()
+		dir := filepath.Join(deployDir, "kubernetes", rel)
+		kubectl, err := exec.LookPath("kubectl")
+		if err != nil {
+			t.Skip("kubectl is not installed: kustomize builds not run")
+		}
+		out, err := exec.Command(kubectl, "kustomize", dir).CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubectl kustomize %s: %v\n%s", dir, err, out)
+		}
+		return yamlDocs(t, "kustomize "+rel, out)
+	}
+	// streamReplicas is the variable as each vitrine container gets it ("" when unset), by
+	// its command.
+	streamReplicas := func(docs []map[string]any) map[string][]string {
+		objects := map[string]map[string]any{}
+		for _, d := range docs {
+			objects[yStr(d, "kind")+"/"+yStr(d, "metadata", "name")] = d
+		}
+		got := map[string][]string{}
+		for _, d := range docs {
+			for _, ctr := range containers(d) {
+				args := yStrs(yList(ctr, "args"))
+				if !strings.Contains(yStr(ctr, "image"), "vitrine") || len(args) == 0 {
+					continue
+				}
+				v := ""
+				for _, ef := range yList(ctr, "envFrom") {
+					if cm := objects["ConfigMap/"+yStr(ef, "configMapRef", "name")]; cm != nil {
+						if x, ok := yMap(cm, "data")["VITRINE_STREAM_REPLICAS"]; ok {
+							v = yStr(x)
+						}
+					}
+				}
+				for _, e := range yList(ctr, "env") {
+					if yStr(e, "name") == "VITRINE_STREAM_REPLICAS" {
+						v = yStr(e, "value")
+					}
+				}
+				got[args[0]] = append(got[args[0]], v)
+			}
+		}
+		return got
+	}
+	t.Run("base", func(t *testing.T) {
+		got := streamReplicas(build(t, "base"))
+		for _, cmd := range []string{"relay", "origin"} {
+			if len(got[cmd]) == 0 {
+				t.Errorf("base runs no vitrine %s", cmd)
+			}
+			for _, v := range got[cmd] {
+				if v != nodes {
+					t.Errorf("vitrine %s: VITRINE_STREAM_REPLICAS %q, want %s (nats/values.yaml config.cluster.replicas)", cmd, v, nodes)
+				}
+			}
+		}
+	})
+	t.Run("overlays/region-eu", func(t *testing.T) {
+		for cmd, vs := range streamReplicas(build(t, "overlays/region-eu")) {
+			for _, v := range vs {
+				if v != "" {
+					t.Errorf("region: vitrine %s gets VITRINE_STREAM_REPLICAS %q (the region's leaf node is one server)", cmd, v)
+				}
+			}
+		}
+	})
 }
 
 // gen-secrets.sh makes certificates that verify for the names compose uses, and nkeys whose

@@ -285,7 +285,7 @@ func (s *system) startOrigin() *component {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	if cfg.LabelQueue, err = fulfil.NewQueue(ctx, js, s.fc.WorkStream, s.fc.LabelWorkSubject(), s.workAckWait); err != nil {
+	if cfg.LabelQueue, err = fulfil.NewQueue(ctx, js, s.fc.WorkStream, s.fc.LabelWorkSubject(), s.workAckWait, s.fc.Replicas); err != nil {
 		s.t.Fatal(err)
 	}
 	if s.webhooks != nil {

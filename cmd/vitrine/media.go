@@ -51,7 +51,7 @@ func openMediaStore(ctx context.Context, spec, bucket string, nc *nats.Conn, fc 
 		if err != nil {
 			return nil, err
 		}
-		return blob.NewObjectStore(ctx, js, blob.ObjectStoreConfig{Bucket: bucket, Create: writer})
+		return blob.NewObjectStore(ctx, js, blob.ObjectStoreConfig{Bucket: bucket, Create: writer, Replicas: fc.Replicas})
 	}
 	return nil, fmt.Errorf("--media-store %q: want fs:<dir> or nats", spec)
 }

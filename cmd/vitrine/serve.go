@@ -571,5 +571,5 @@ func labelQueue(ctx context.Context, nc *nats.Conn, fc feed.Config, ackWait time
 	if err != nil {
 		return nil, err
 	}
-	return fulfil.NewQueue(ctx, js, fc.WorkStream, fc.LabelWorkSubject(), ackWait)
+	return fulfil.NewQueue(ctx, js, fc.WorkStream, fc.LabelWorkSubject(), ackWait, fc.Replicas)
 }

@@ -49,13 +49,14 @@ type Queue struct {
 const MaxDeliveries = 5
 
 // NewQueue opens (creating when missing) the work stream and its consumer. subject is the
-// stream's one subject ("vitrine_work.labels").
-func NewQueue(ctx context.Context, js jetstream.JetStream, stream, subject string, ackWait time.Duration) (*Queue, error) {
+// stream's one subject ("vitrine_work.labels"); replicas the stream's copies (0 or 1: one; an
+// existing stream with another count is changed in place).
+func NewQueue(ctx context.Context, js jetstream.JetStream, stream, subject string, ackWait time.Duration, replicas int) (*Queue, error) {
 	if ackWait <= 0 {
 		ackWait = time.Minute
 	}
 	if _, err := feed.EnsureStreamConfig(ctx, js, jetstream.StreamConfig{Name: stream, Subjects: []string{subject},
-		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage, Duplicates: 2 * time.Minute}); err != nil {
+		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage, Duplicates: 2 * time.Minute, Replicas: max(replicas, 1)}); err != nil {
 		return nil, fmt.Errorf("fulfil: work stream %s: %w", stream, err)
 	}
 	c, err := js.CreateOrUpdateConsumer(ctx, stream, jetstream.ConsumerConfig{Durable: "label-batches", AckPolicy: jetstream.AckExplicitPolicy,

@@ -234,10 +234,13 @@ func EnsureStream(ctx context.Context, js jetstream.JetStream, c Config, epoch s
 		return nil, fmt.Errorf("%w: stream %s has epoch %q, the database has %q: run `vitrine replica rebuild`",
 			ErrEpochMismatch, c.Stream, got, epoch)
 	}
-	// Keep what may be tuned (dedup window) or was changed (direct gets) in line.
-	if cfg := s.CachedInfo().Config; cfg.Duplicates != c.DedupWindow || cfg.AllowDirect {
-		cfg.Duplicates, cfg.AllowDirect = c.DedupWindow, false
-		if _, err := js.UpdateStream(ctx, cfg); err != nil {
+	// Keep what may be tuned (dedup window, replicas) or was changed (direct gets) in line. A
+	// replica count is changed in place (nats-server adds or removes peers and copies the
+	// messages): the stream keeps its epoch, creation time and sequences, so edges do not
+	// bootstrap again.
+	if cfg := s.CachedInfo().Config; cfg.Duplicates != c.DedupWindow || cfg.AllowDirect || max(cfg.Replicas, 1) != c.Replicas {
+		cfg.Duplicates, cfg.AllowDirect, cfg.Replicas = c.DedupWindow, false, c.Replicas
+		if s, err = js.UpdateStream(ctx, cfg); err != nil {
 			return nil, fmt.Errorf("feed: update stream %s: %w", c.Stream, err)
 		}
 	}

@@ -1,0 +1,207 @@
+package natstest
+
+import (
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// Cluster is a JetStream cluster of in-process nats-servers joined by routes, as deploy/compose
+// and deploy/kubernetes run three: streams with Replicas up to its size can be created on it, and
+// its nodes can be stopped and started again to show what a replicated stream survives.
+type Cluster struct {
+	// Nodes are the servers, in start order; a stopped node's Server is shut down (Running false).
+	Nodes []*ClusterNode
+}
+
+// ClusterNode is one server of a Cluster, restartable on the same ports and store.
+type ClusterNode struct {
+	*server.Server
+	name, dir   string
+	port, cport int   // client and route ports, kept across restarts
+	routes      []int // route ports of the other nodes
+	clusterName string
+}
+
+// RunCluster starts n servers (n ≥ 2) forming one JetStream cluster, waits until it has elected
+// a meta leader that counts every node as a peer and every node is current, and shuts them down
+// when the test ends.
+func RunCluster(t testing.TB, n int) *Cluster {
+	t.Helper()
+	if n < 2 {
+		t.Fatalf("natstest: a cluster needs at least 2 nodes, got %d", n)
+	}
+	c := &Cluster{}
+	// Reserve every route port first: each node names all the others in its routes, so any node
+	// can restart and rejoin whichever others are up.
+	cports := freePorts(t, n)
+	ports := freePorts(t, n)
+	for i := range n {
+		node := &ClusterNode{name: "n" + strconv.Itoa(i+1), dir: t.TempDir(), port: ports[i], cport: cports[i],
+			clusterName: "vitrine-test"}
+		for j, p := range cports {
+			if j != i {
+				node.routes = append(node.routes, p)
+			}
+		}
+		c.Nodes = append(c.Nodes, node)
+	}
+	t.Cleanup(func() {
+		for _, node := range c.Nodes {
+			if node.Server != nil {
+				node.Server.Shutdown()
+				node.Server.WaitForShutdown()
+			}
+		}
+	})
+	for _, node := range c.Nodes {
+		node.start(t)
+	}
+	c.WaitReady(t, n)
+	return c
+}
+
+// freePorts returns n loopback ports that were free a moment ago (all listened on at once, so
+// they differ).
+func freePorts(t testing.TB, n int) []int {
+	t.Helper()
+	var ports []int
+	var ls []net.Listener
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	for _, l := range ls {
+		l.Close()
+	}
+	return ports
+}
+
+func (node *ClusterNode) start(t testing.TB) {
+	t.Helper()
+	var routes []*url.URL
+	for _, p := range node.routes {
+		routes = append(routes, &url.URL{Scheme: "nats", Host: "127.0.0.1:" + strconv.Itoa(p)})
+	}
+	opts := &server.Options{
+		ServerName: node.name,
+		Host:       "127.0.0.1",
+		Port:       node.port,
+		JetStream:  true,
+		StoreDir:   node.dir,
+		NoLog:      true,
+		NoSigs:     true,
+		MaxPayload: 8 << 20,
+		Cluster: server.ClusterOpts{
+			Name: node.clusterName,
+			Host: "127.0.0.1",
+			Port: node.cport,
+		},
+		Routes:             routes,
+		JetStreamMaxMemory: 64 << 20,
+		JetStreamMaxStore:  1 << 30,
+	}
+	s, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatalf("natstest: node %s: %v", node.name, err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		s.Shutdown()
+		t.Fatalf("natstest: node %s not ready after 10s", node.name)
+	}
+	node.Server = s
+}
+
+// Name is the node's server name (n1, n2, …), as StreamInfo.Cluster names leaders and replicas.
+func (node *ClusterNode) Name() string { return node.name }
+
+// URL is the node's client URL.
+func (node *ClusterNode) URL() string { return "nats://127.0.0.1:" + strconv.Itoa(node.port) }
+
+// Stop shuts the node down, as a crashed or drained NATS pod would be.
+func (node *ClusterNode) Stop() {
+	node.Server.Shutdown()
+	node.Server.WaitForShutdown()
+}
+
+// Restart starts a stopped node again on the same ports and store; it rejoins the cluster.
+func (node *ClusterNode) Restart(t testing.TB) {
+	t.Helper()
+	node.start(t)
+}
+
+// URL is the client URL of every node, comma-separated, as a client of the whole cluster is
+// given it.
+func (c *Cluster) URL() string {
+	var urls []string
+	for _, node := range c.Nodes {
+		urls = append(urls, node.URL())
+	}
+	return strings.Join(urls, ",")
+}
+
+// Node returns the node named name (a StreamInfo's Cluster.Leader), or nil.
+func (c *Cluster) Node(name string) *ClusterNode {
+	for _, node := range c.Nodes {
+		if node.name == name {
+			return node
+		}
+	}
+	return nil
+}
+
+// Connect returns a client connection to every node of the cluster that reconnects forever (to
+// whichever node is up), closed when the test ends.
+func (c *Cluster) Connect(t testing.TB) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(c.URL(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond),
+		nats.RetryOnFailedConnect(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// WaitReady waits (up to 30 s, failing t after) until the running nodes have a meta leader that
+// counts peers nodes in the cluster and every running node's view of the meta group is current.
+func (c *Cluster) WaitReady(t testing.TB, peers int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if c.ready(peers) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("natstest: the cluster has no meta leader with %d peers after 30s", peers)
+}
+
+func (c *Cluster) ready(peers int) bool {
+	var leader *server.Server
+	for _, node := range c.Nodes {
+		if node.Server != nil && node.Running() && node.JetStreamIsLeader() {
+			leader = node.Server
+		}
+	}
+	if leader == nil || len(leader.JetStreamClusterPeers()) < peers {
+		return false
+	}
+	for _, node := range c.Nodes {
+		if node.Server != nil && node.Running() && !node.JetStreamIsCurrent() {
+			return false
+		}
+	}
+	return true
+}
