@@ -155,6 +155,7 @@ func build(key []byte, status int, contentType string, body []byte, deps []Dep, 
 		Zstd:        a.add(zs),
 		Brotli:      a.add(br),
 		tried:       tried,
+		lines:       new(linesCell),
 	}
 	if len(deps) > 0 {
 		e.Deps = append([]Dep(nil), deps...)

@@ -21,9 +21,11 @@ const (
 )
 
 // entryOverhead is the fixed cost Put adds to every entry on top of its bytes, an estimate of the
-// memory an entry takes besides them: the Entry struct (240 bytes on 64-bit platforms), its
-// ristretto store item and map slot, its policy key-cost record and expiration bucket slot, and
-// the malloc rounding of the entry's allocations.
+// memory an entry takes besides them: the Entry struct (256 bytes on 64-bit platforms) and its
+// lines cell (16), its ristretto store item and map slot, its policy key-cost record and
+// expiration bucket slot, and the malloc rounding of the entry's allocations. The header lines a
+// server keeps with the entry once it is served (Entry.Lines, a few hundred bytes) are not
+// counted.
 const entryOverhead = 400
 
 // Config configures a Cache.

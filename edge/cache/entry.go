@@ -44,6 +44,31 @@ type Entry struct {
 	// tried is the set of codings compression was attempted for (so that a coding that did not
 	// shrink the body is not attempted again by Upgrade).
 	tried uint8
+	// lines holds what Lines made; copies of the entry (an alias under another key) share it.
+	lines *linesCell
+}
+
+// linesCell holds an entry's lines once made (a nil slice: the maker declined).
+type linesCell struct{ p atomic.Pointer[[]byte] }
+
+// Lines returns the response header lines the caller derives from the entry alone (its ETag and
+// Headers, and the caller's own headers that are the same for every answer of the entry), made
+// by make on the first call and kept with the entry, so that a hit writes them as one block
+// (pipeline.SetLines). make must return the same lines every time for the same entry: calls may
+// race, and then each runs make and all return the first result kept. Its result may be nil
+// (none: the caller sets its headers one by one). Entries not made by Build keep nothing: make
+// runs on every call. Lines does not allocate once the lines are kept; their bytes are not
+// counted in the entry's cost (a few hundred bytes at most against its bodies).
+func (e *Entry) Lines(make func(*Entry) []byte) []byte {
+	if e.lines == nil {
+		return make(e)
+	}
+	if p := e.lines.p.Load(); p != nil {
+		return *p
+	}
+	b := make(e)
+	e.lines.p.CompareAndSwap(nil, &b)
+	return *e.lines.p.Load()
 }
 
 // Valid reports whether every dependency still holds and the entry has not expired at now (unix

@@ -31,6 +31,9 @@ type DrainConfig struct {
 	Logger  *slog.Logger
 	// Metrics, when set, receives vitrine_draining{process} (1 from the stop signal to exit).
 	Metrics *metrics.Set
+	// DeadlineSlack, when positive, has Serve's connections enforce their read and write
+	// deadlines up to this late (LazyDeadlines), so that most requests move no timer. 0: exact.
+	DeadlineSlack time.Duration
 }
 
 // Drain takes a fasthttp server out of a load balancer's rotation before stopping it, so that a
@@ -166,6 +169,9 @@ func (d *Drain) Serve(ctx context.Context, srv *fasthttp.Server, addr string) er
 		return err
 	}
 	defer ln.Close()
+	if d.cfg.DeadlineSlack > 0 {
+		ln = LazyDeadlines(ln, d.cfg.DeadlineSlack)
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

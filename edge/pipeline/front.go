@@ -122,7 +122,7 @@ func (f *Front) Serve(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	rq.Info = rq.Tenant.Info()
-	if f.HTTP.accessOn() {
+	if f.HTTP.AccessOn() {
 		ctx.SetUserValue(accessTenantKey, rq.Tenant.Slug) // for the access log only: it allocates
 	}
 	if f.Admit != nil && !f.Admit(ctx, rq.Iface, rq.Tenant) {

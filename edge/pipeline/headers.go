@@ -135,5 +135,54 @@ func (hs *Headers) AssignRequestID(ctx *fasthttp.RequestCtx, g *RequestIDs) []by
 		var buf [48]byte
 		ctx.Response.Header.SetCanonical(keyRequestID, g.Next(buf[:0]))
 	}
-	return ctx.Response.Header.PeekBytes(keyRequestID)
+	return ctx.Response.Header.PeekCanonical(keyRequestID)
+}
+
+// SetLines adds header lines to h with one fasthttp call instead of one per header: lines is
+// "Name: value\r\n" repeated, every name a canonical header name that h does not hold yet and
+// fasthttp treats as an ordinary header (not Content-Type, Content-Length, Content-Encoding,
+// Connection, Server, Set-Cookie, Transfer-Encoding, Date or Trailer), and every value free of CR
+// and LF (as fasthttp would leave it: it replaces them with spaces). The lines are written as
+// given, and h.Peek finds none of them but the last, so SetLines is for headers nothing reads
+// back in process.
+//
+// Each header fasthttp sets costs a copy of its value, a scan for line breaks, a search of the
+// headers set so far and a copy of name and value: about 270 instructions, against 20 per line
+// for SetLines, which sets the whole block as the name of its last line. It does not allocate
+// (fasthttp copies the lines into the response). lines without a final line break are ignored.
+func SetLines(h *fasthttp.ResponseHeader, lines []byte) {
+	end := len(lines) - 2 // the last line's CR
+	if end < 1 || lines[end] != '\r' || lines[end+1] != '\n' {
+		return
+	}
+	// The last line is short (a version, a count): two byte loops over it cost less than
+	// bytes.LastIndexByte and bytes.Index with their setup.
+	start := end - 1
+	for start >= 0 && lines[start] != '\n' {
+		start--
+	}
+	sep := start + 1
+	for sep < end && lines[sep] != ':' {
+		sep++
+	}
+	if sep == start+1 || sep+1 >= end || lines[sep+1] != ' ' {
+		return
+	}
+	h.SetCanonical(lines[:sep], lines[sep+2:end])
+}
+
+// AppendLine appends the header line "name: value\r\n" for SetLines.
+func AppendLine(dst, name, value []byte) []byte {
+	dst = append(dst, name...)
+	dst = append(dst, ':', ' ')
+	dst = append(dst, value...)
+	return append(dst, '\r', '\n')
+}
+
+// AppendIntLine appends the header line "name: v\r\n" for SetLines.
+func AppendIntLine(dst, name []byte, v int64) []byte {
+	dst = append(dst, name...)
+	dst = append(dst, ':', ' ')
+	dst = strconv.AppendInt(dst, v, 10)
+	return append(dst, '\r', '\n')
 }

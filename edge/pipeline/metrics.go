@@ -50,9 +50,12 @@ type HTTPMetrics struct {
 	set     *metrics.Set
 	process string
 	mu      sync.Mutex
-	// table[route] holds the counters and histograms of a route, created on first use. The map
-	// itself never changes after NewHTTPMetrics.
-	table atomic.Pointer[map[int]*routeSeries]
+	// table[route] holds the counters and histograms of a route of the route table, extra[route -
+	// RouteForwarded] those of the Route* indices; their series are created on first use. The
+	// slices themselves never change after NewHTTPMetrics (a slice, not a map: Observe runs on
+	// every request, a cache hit's included).
+	table []*routeSeries
+	extra []*routeSeries
 	// access, when set, is told of every request Observe records (SetAccessLog).
 	access atomic.Pointer[AccessLog]
 }
@@ -61,8 +64,9 @@ type HTTPMetrics struct {
 // time. With none, Observe allocates nothing for it.
 func (m *HTTPMetrics) SetAccessLog(a *AccessLog) { m.access.Store(a) }
 
-// accessOn reports whether an access log is set (Front hands it the tenant then).
-func (m *HTTPMetrics) accessOn() bool { return m.access.Load() != nil }
+// AccessOn reports whether an access log is set: Front hands it the tenant then, and a response
+// must keep the headers it reads back (X-Request-Id, Cache-Status) findable by Peek.
+func (m *HTTPMetrics) AccessOn() bool { return m.access.Load() != nil }
 
 // routeSeries are one route's series: counters by status index, histograms by status class.
 type routeSeries struct {
@@ -74,14 +78,14 @@ type routeSeries struct {
 // and histograms named vitrine_http_request_duration_seconds{process,route,status}.
 func NewHTTPMetrics(set *metrics.Set, process string) *HTTPMetrics {
 	m := &HTTPMetrics{set: set, process: process}
-	t := map[int]*routeSeries{}
-	for i := range schema.Routes {
-		t[i] = new(routeSeries)
+	m.table = make([]*routeSeries, len(schema.Routes))
+	for i := range m.table {
+		m.table[i] = new(routeSeries)
 	}
+	m.extra = make([]*routeSeries, len(extraRoutes))
 	for i := range extraRoutes {
-		t[i] = new(routeSeries)
+		m.extra[i-RouteForwarded] = new(routeSeries)
 	}
-	m.table.Store(&t)
 	return m
 }
 
@@ -109,17 +113,28 @@ func routeName(route int) string {
 // answered status, without timing it: Observe is Count with the request's duration, for answers
 // given while the request's ctx is at hand.
 func (m *HTTPMetrics) Count(route, status int) {
-	row := (*m.table.Load())[route]
+	row := m.row(route)
 	if row == nil {
 		return
 	}
 	m.counter(row, route, status).Inc()
 }
 
+// row returns the series of a route index, nil for an index that is none.
+func (m *HTTPMetrics) row(route int) *routeSeries {
+	if uint(route) < uint(len(m.table)) {
+		return m.table[route]
+	}
+	if i := uint(route - RouteForwarded); i < uint(len(m.extra)) {
+		return m.extra[i]
+	}
+	return nil
+}
+
 // Observe records one request of route that answered status, and its duration so far: from the
 // moment fasthttp called the handler (ctx.Time()) to now.
 func (m *HTTPMetrics) Observe(ctx *fasthttp.RequestCtx, route, status int) {
-	row := (*m.table.Load())[route]
+	row := m.row(route)
 	if row == nil {
 		return
 	}

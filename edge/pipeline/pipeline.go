@@ -107,7 +107,7 @@ func AssignRequestID(ctx *fasthttp.RequestCtx, g *RequestIDs) []byte {
 		var buf [48]byte
 		ctx.Response.Header.SetCanonical(keyRequestID, g.Next(buf[:0]))
 	}
-	return ctx.Response.Header.PeekBytes(keyRequestID)
+	return ctx.Response.Header.PeekCanonical(keyRequestID)
 }
 
 // Commerce CORS. The request headers are the spec's plus the additive Vitrine-Min-Version and
