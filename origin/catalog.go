@@ -155,10 +155,13 @@ func (s *Server) answer(ctx *fasthttp.RequestCtx, rq *handler.Request, err error
 	s.http.Observe(ctx, pipeline.RouteIndex(rq.Route), 200)
 }
 
-// write runs fn as one replicated write and answers with status and the value fn left in out.
+// write runs fn as one replicated write of the request's store and answers with status and the
+// value fn left in out. The transaction waits for the store's write queue before it begins
+// (store.DB.TenantWriteTx): under a burst of writes to one store, none is begun only to be rolled
+// back when it finds the queue held.
 func (s *Server) write(ctx *fasthttp.RequestCtx, rq *handler.Request, status int, fn func(tx *store.Tx) (any, error)) {
 	var out any
-	commits, err := s.db.WriteTx(ctx, func(tx *store.Tx) error {
+	commits, err := s.db.TenantWriteTx(ctx, rq.Info, func(tx *store.Tx) error {
 		var err error
 		out, err = fn(tx)
 		return err

@@ -91,14 +91,19 @@ func followStream(g *group, ctx context.Context, nc *nats.Conn, fc feed.Config, 
 }
 
 // wakeRelays returns the store's commit hook: it wakes a relay in this process, and relays in
-// other processes through a core NATS hint.
+// other processes through a core NATS hint naming the logs the commit took versions of (one per
+// line), so that a relay publishes them without scanning the outbox (relay.WakeLogs).
 func wakeRelays(nc *nats.Conn, fc feed.Config, local func() *relay.Relay) func([]store.LogCommit) {
-	return func([]store.LogCommit) {
+	return func(commits []store.LogCommit) {
+		names := make([]string, len(commits))
+		for i, c := range commits {
+			names[i] = c.Log
+		}
 		if r := local(); r != nil {
-			r.Wake()
+			r.WakeLogs(names)
 		}
 		if nc != nil {
-			nc.Publish(fc.WakeSubject(), nil)
+			nc.Publish(fc.WakeSubject(), []byte(strings.Join(names, "\n")))
 		}
 	}
 }

@@ -95,7 +95,11 @@ func (db *DB) SettleOutbox(ctx context.Context, logID string, from, through int6
 				SELECT $1, k, v FROM unnest($2::TEXT[], $3::INT8[]) AS r(k, v)
 				ON CONFLICT (log_id, key) DO UPDATE SET version = excluded.version`, logID, upKeys, upVersions)
 		}
-		b.Queue(`DELETE FROM repl_outbox WHERE log_id = $1 AND version <= $2`, logID, through)
+		// Rows through from are gone already: whatever settled the digest at from (this or
+		// ReplaceSlots) deleted them in its transaction, and rows are only ever added above the
+		// log's version. Bounded below, the deletion seeks to its first row instead of walking the
+		// index entries of every row deleted before it that no vacuum has removed yet.
+		b.Queue(`DELETE FROM repl_outbox WHERE log_id = $1 AND version > $2 AND version <= $3`, logID, from, through)
 		br := tx.pg.SendBatch(ctx, b)
 		defer br.Close()
 		if _, err := br.Exec(); err != nil {

@@ -36,6 +36,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -137,6 +138,12 @@ type Relay struct {
 	log  *slog.Logger
 	wake chan struct{}
 
+	// What the wake-ups since the last round asked for: a scan of the whole outbox (Wake), or
+	// only the named logs (WakeLogs).
+	wakeMu    sync.Mutex
+	wakeAll   bool
+	wakeNames map[string]struct{}
+
 	// Lease state, owned by the Run goroutine.
 	token      int64
 	leaseUntil time.Time // monotonic: the relay publishes only before it
@@ -146,6 +153,7 @@ type Relay struct {
 	checkedAt  time.Time
 	heads      map[string]head // published head of each log, learned from the stream
 	lastScan   time.Time
+	refs       map[string]schema.LogRef // every log a scan returned, by name: what WakeLogs names
 
 	stats counters
 }
@@ -207,10 +215,55 @@ func New(db Outbox, nc *nats.Conn, cfg Config) (*Relay, error) {
 
 // Wake tells the relay that the outbox has new rows. It never blocks.
 func (r *Relay) Wake() {
+	r.wakeMu.Lock()
+	r.wakeAll = true
+	r.wakeMu.Unlock()
+	r.signal()
+}
+
+// WakeLogs tells the relay that the named logs (tenant slugs, or the platform log's name) have
+// new rows in the outbox. It never blocks. The round it starts publishes those logs without
+// scanning the outbox for pending logs, unless a log is one the relay has not met in a scan yet;
+// any other pending log waits for the next poll (Config.Poll) or Wake.
+//
+// The scan is what it saves: the outbox is a queue whose index keeps an entry for every row
+// deleted since the last vacuum, and finding the pending logs walks them (without autovacuum, a
+// few hundred buffers after 50,000 writes, growing with every write), where publishing a named log
+// seeks straight to its first unpublished row.
+func (r *Relay) WakeLogs(names []string) {
+	r.wakeMu.Lock()
+	if r.wakeNames == nil {
+		r.wakeNames = map[string]struct{}{}
+	}
+	for _, n := range names {
+		r.wakeNames[n] = struct{}{}
+	}
+	r.wakeMu.Unlock()
+	r.signal()
+}
+
+func (r *Relay) signal() {
 	select {
 	case r.wake <- struct{}{}:
 	default:
 	}
+}
+
+// woken returns what the wake-ups since the last call asked for: nil for a scan of the outbox,
+// else the named logs (none when a poll's round took in what was asked). It clears them.
+func (r *Relay) woken() []string {
+	r.wakeMu.Lock()
+	defer r.wakeMu.Unlock()
+	all, names := r.wakeAll, r.wakeNames
+	r.wakeAll, r.wakeNames = false, nil
+	if all {
+		return nil
+	}
+	out := make([]string, 0, len(names))
+	for n := range names {
+		out = append(out, n)
+	}
+	return out
 }
 
 // Stats returns the relay's counters.
@@ -226,7 +279,15 @@ var errLeaseLost = errors.New("relay: lease lost")
 
 // Run publishes until ctx ends, then gives the lease up.
 func (r *Relay) Run(ctx context.Context) error {
-	sub, err := r.nc.Subscribe(r.cfg.Feed.WakeSubject(), func(*nats.Msg) { r.Wake() })
+	sub, err := r.nc.Subscribe(r.cfg.Feed.WakeSubject(), func(m *nats.Msg) {
+		// An origin names the logs its commit took versions of, one per line; an empty hint
+		// (an older origin) asks for a scan.
+		if len(m.Data) == 0 {
+			r.Wake()
+			return
+		}
+		r.WakeLogs(strings.Split(string(m.Data), "\n"))
+	})
 	if err != nil {
 		return fmt.Errorf("relay: subscribe to wake-ups: %w", err)
 	}
@@ -234,9 +295,10 @@ func (r *Relay) Run(ctx context.Context) error {
 	poll := time.NewTicker(r.cfg.Poll)
 	defer poll.Stop()
 	defer r.release("shutdown")
+	var named []string // nil: scan the outbox for pending logs
 	for {
 		sctx, cancel := r.stepContext(ctx)
-		err := r.step(sctx)
+		err := r.step(sctx, named)
 		cancel()
 		if err != nil && ctx.Err() == nil {
 			r.noteErr(err)
@@ -245,7 +307,10 @@ func (r *Relay) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-r.wake:
+			named = r.woken()
 		case <-poll.C:
+			named = nil
+			r.woken() // this round scans: what was asked is in it
 		}
 	}
 }
@@ -282,8 +347,9 @@ func (r *Relay) stepContext(ctx context.Context) (context.Context, context.Cance
 	return sctx, cancel
 }
 
-// step keeps the lease and publishes what is pending.
-func (r *Relay) step(ctx context.Context) error {
+// step keeps the lease and publishes what is pending: in the named logs, or in every log when
+// named is nil.
+func (r *Relay) step(ctx context.Context, named []string) error {
 	if r.nc.Status() != nats.CONNECTED {
 		// Without NATS this relay cannot publish: give the lease to a standby that can, rather
 		// than make edges wait for it to expire. Take none while disconnected.
@@ -296,7 +362,7 @@ func (r *Relay) step(ctx context.Context) error {
 	if !r.holds() || !r.verified {
 		return nil
 	}
-	if err := r.publishLogs(ctx); err != nil {
+	if err := r.publishLogs(ctx, named); err != nil {
 		return err
 	}
 	return r.publishEvents(ctx)
@@ -423,8 +489,8 @@ func (r *Relay) checkEpoch(ctx context.Context) error {
 
 // publishLogs publishes every log with pending rows, and (every HeadScan) every log whose head
 // the stream lacks.
-func (r *Relay) publishLogs(ctx context.Context) error {
-	logs, err := r.db.PendingLogs(ctx)
+func (r *Relay) publishLogs(ctx context.Context, named []string) error {
+	logs, err := r.pendingLogs(ctx, named)
 	if err != nil {
 		return err
 	}
@@ -434,6 +500,12 @@ func (r *Relay) publishLogs(ctx context.Context) error {
 			return err
 		}
 		r.lastScan = time.Now()
+		if r.refs == nil {
+			r.refs = map[string]schema.LogRef{}
+		}
+		for _, l := range all {
+			r.refs[l.Name] = l
+		}
 		pending := map[string]bool{}
 		for _, l := range logs {
 			pending[l.ID] = true
@@ -464,6 +536,37 @@ func (r *Relay) publishLogs(ctx context.Context) error {
 		}
 	}
 	return firstErr
+}
+
+// pendingLogs returns the logs to publish: the named ones when every name is of a log a scan
+// returned before, else those the outbox has rows of.
+func (r *Relay) pendingLogs(ctx context.Context, named []string) ([]schema.LogRef, error) {
+	if named != nil {
+		logs := make([]schema.LogRef, 0, len(named))
+		for _, n := range named {
+			l, ok := r.refs[n]
+			if !ok {
+				logs = nil
+				break
+			}
+			logs = append(logs, l)
+		}
+		if logs != nil {
+			slices.SortFunc(logs, func(a, b schema.LogRef) int { return strings.Compare(a.ID, b.ID) })
+			return logs, nil
+		}
+	}
+	logs, err := r.db.PendingLogs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if r.refs == nil {
+		r.refs = map[string]schema.LogRef{}
+	}
+	for _, l := range logs {
+		r.refs[l.Name] = l
+	}
+	return logs, nil
 }
 
 // loadHead returns the log's published head, from the stream when not cached, and adopts the log

@@ -18,16 +18,20 @@ import (
 )
 
 // TestRelayWriteCost counts the round trips and statements the relay sends to the database to
-// publish one write (woken by the commit, one write at a time: no batching of writes helps it),
-// polling and lease renewals aside, and holds them to their budget.
+// publish one write (woken by the commit naming its log, as origins do, one write at a time: no
+// batching of writes helps it), polling and lease renewals aside, and holds them to their budget.
 func TestRelayWriteCost(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ns := natstest.Run(t)
 	var rl *relay.Relay
-	writer, dsn := storetest.Open(t, store.Config{OnCommit: func([]store.LogCommit) {
+	writer, dsn := storetest.Open(t, store.Config{OnCommit: func(cs []store.LogCommit) {
 		if rl != nil {
-			rl.Wake()
+			names := make([]string, len(cs))
+			for i, c := range cs {
+				names[i] = c.Log
+			}
+			rl.WakeLogs(names)
 		}
 	}})
 	var c storetest.Counter
@@ -83,9 +87,16 @@ func TestRelayWriteCost(t *testing.T) {
 	// SELECT 1, lease, digest, slots, outbox deletion, COMMIT, pending events, their deletion).
 	// 11 statements: the settle's SET LOCAL bounding how long a frozen relay can keep the lease's
 	// row locked (store.leaseIdleSQL) rides in its batch, costing no round trip.
-	if trips > 7*n || stmts > 11*n {
-		t.Errorf("the relay takes %.1f round trips and %.1f statements per write; the budget is 7 and 11",
+	// Woken with the log's name (WakeLogs), the relay no longer reads the pending logs: 6 and 10.
+	if trips > 6*n || stmts > 10*n {
+		t.Errorf("the relay takes %.1f round trips and %.1f statements per write; the budget is 6 and 10",
 			float64(trips)/n, float64(stmts)/n)
+	}
+	for _, s := range texts {
+		if strings.Contains(s, "FROM log_versions") {
+			t.Errorf("a named wake-up read the pending logs: %s", s)
+			break
+		}
 	}
 }
 
