@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"vitrine/schema"
@@ -69,6 +70,10 @@ type SnapshotPart struct {
 	// Records calls fn with each message (subject, data) in stream order, and stops at fn's
 	// first error. fn may keep data.
 	Records func(fn func(subject string, data []byte) error) error
+	// Changes, when not nil, is used instead of Records: fn receives each message's subject
+	// and its change as schema.DecodeChange would return it (its subject not yet checked), or
+	// nil and the message data when the snapshot holds the message only as data.
+	Changes func(fn func(subject string, c *schema.Change, data []byte) error) error
 }
 
 // UseSnapshots makes the Follower bootstrap from src's snapshots when its filters are public
@@ -154,7 +159,8 @@ func (f *Follower) fromSnapshots(ctx context.Context, epoch string, created time
 
 var errNoSnapshot = errors.New("the follower's filters are not public shard filters")
 
-// prepBatch is a batch of snapshot records decoded (and prepared) by a worker.
+// prepBatch is a batch of snapshot records decoded (and prepared) by a worker: changes holds
+// those the snapshot decoded, nil for the others until the worker decodes them.
 type prepBatch struct {
 	subjects []string
 	data     [][]byte
@@ -167,9 +173,29 @@ type prepBatch struct {
 // when the sink is a Preparer) and hands them to the sink in order. It returns the number of
 // changes delivered.
 func (f *Follower) deliverParts(ctx context.Context, parts []SnapshotPart) (int, error) {
+	return deliverParts(ctx, f.sink, parts, &f.delivered, func(subject string, err error) {
+		f.malformed.Add(1)
+		f.log.Error("skipping malformed snapshot message", "subject", subject, "err", err)
+	})
+}
+
+// DeliverSnapshots hands the parts' records to sink exactly as a Follower's snapshot bootstrap
+// does (decoded on GOMAXPROCS workers, prepared when sink is a Preparer, delivered in order),
+// without Reset or Checkpoint: the caller calls those around it. It is the Follower's load path,
+// for benchmarks and tools. It returns the changes delivered and the records skipped as
+// malformed.
+func DeliverSnapshots(ctx context.Context, sink Sink, parts []SnapshotPart) (delivered, malformed int, err error) {
+	var d atomic.Uint64
+	n, err := deliverParts(ctx, sink, parts, &d, func(string, error) { malformed++ })
+	return n, malformed, err
+}
+
+// deliverParts is the load path of DeliverSnapshots; delivered counts the changes as they are
+// handed over, and bad is told of each malformed record (from the caller's goroutine).
+func deliverParts(ctx context.Context, sink Sink, parts []SnapshotPart, delivered *atomic.Uint64, bad func(subject string, err error)) (int, error) {
 	const batchSize = 256
 	workers := max(1, runtime.GOMAXPROCS(0))
-	prep, _ := f.sink.(Preparer)
+	prep, _ := sink.(Preparer)
 	jobs := make(chan *prepBatch, workers)
 	order := make(chan *prepBatch, 2*workers) // bounds the batches decoded ahead of delivery
 	ctx, cancel := context.WithCancel(ctx)
@@ -182,7 +208,10 @@ func (f *Follower) deliverParts(ctx context.Context, parts []SnapshotPart) (int,
 			defer wg.Done()
 			for b := range jobs {
 				for i, subj := range b.subjects {
-					c, err := schema.DecodeChange(b.data[i])
+					c, err := b.changes[i], error(nil)
+					if c == nil {
+						c, err = schema.DecodeChange(b.data[i])
+					}
 					if err == nil && !subjectCarries(subj, c) {
 						err = fmt.Errorf("subject %s does not carry %s of %s", subj, c.Key(), c.Log)
 					}
@@ -199,12 +228,15 @@ func (f *Follower) deliverParts(ctx context.Context, parts []SnapshotPart) (int,
 	go func() {
 		defer close(order)
 		defer close(jobs)
-		cur := &prepBatch{}
+		newBatch := func() *prepBatch {
+			return &prepBatch{subjects: make([]string, 0, batchSize), data: make([][]byte, 0, batchSize), changes: make([]*schema.Change, 0, batchSize)}
+		}
+		cur := newBatch()
 		flush := func() bool {
 			if len(cur.subjects) == 0 {
 				return true
 			}
-			cur.changes, cur.errs, cur.done = make([]*schema.Change, len(cur.subjects)), make([]error, len(cur.subjects)), make(chan struct{})
+			cur.errs, cur.done = make([]error, len(cur.subjects)), make(chan struct{})
 			select {
 			case order <- cur:
 			case <-ctx.Done():
@@ -216,17 +248,28 @@ func (f *Follower) deliverParts(ctx context.Context, parts []SnapshotPart) (int,
 				close(cur.done) // never decoded: the consumer stops on ctx
 				return false
 			}
-			cur = &prepBatch{subjects: make([]string, 0, batchSize), data: make([][]byte, 0, batchSize)}
+			cur = newBatch()
 			return true
 		}
 		for _, p := range parts {
-			err := p.Records(func(subject string, data []byte) error {
-				cur.subjects, cur.data = append(cur.subjects, subject), append(cur.data, data)
-				if len(cur.subjects) == batchSize && !flush() {
-					return ctx.Err()
-				}
-				return nil
-			})
+			var err error
+			if p.Changes != nil {
+				err = p.Changes(func(subject string, c *schema.Change, data []byte) error {
+					cur.subjects, cur.data, cur.changes = append(cur.subjects, subject), append(cur.data, data), append(cur.changes, c)
+					if len(cur.subjects) == batchSize && !flush() {
+						return ctx.Err()
+					}
+					return nil
+				})
+			} else {
+				err = p.Records(func(subject string, data []byte) error {
+					cur.subjects, cur.data, cur.changes = append(cur.subjects, subject), append(cur.data, data), append(cur.changes, nil)
+					if len(cur.subjects) == batchSize && !flush() {
+						return ctx.Err()
+					}
+					return nil
+				})
+			}
 			if err != nil {
 				perr = fmt.Errorf("snapshot of shard %s: %w", p.Shard, err)
 				return
@@ -245,12 +288,11 @@ func (f *Follower) deliverParts(ctx context.Context, parts []SnapshotPart) (int,
 		}
 		for i, c := range b.changes {
 			if b.errs[i] != nil {
-				f.malformed.Add(1)
-				f.log.Error("skipping malformed snapshot message", "subject", b.subjects[i], "err", b.errs[i])
+				bad(b.subjects[i], b.errs[i])
 				continue
 			}
-			f.delivered.Add(1)
-			f.sink.Change(c)
+			delivered.Add(1)
+			sink.Change(c)
 			n++
 		}
 	}

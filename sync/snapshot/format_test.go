@@ -159,7 +159,7 @@ func TestCheck(t *testing.T) {
 func TestRecordSet(t *testing.T) {
 	var s recordSet
 	s.index = map[string]int{}
-	for _, r := range []Record{{1, "a", []byte("1")}, {2, "b", []byte("2")}, {3, "a", []byte("3")}, {2, "b", []byte("old")}, {4, "c", []byte("4")}} {
+	for _, r := range []Record{{Seq: 1, Subject: "a", Data: []byte("1")}, {Seq: 2, Subject: "b", Data: []byte("2")}, {Seq: 3, Subject: "a", Data: []byte("3")}, {Seq: 2, Subject: "b", Data: []byte("old")}, {Seq: 4, Subject: "c", Data: []byte("4")}} {
 		s.add(r)
 	}
 	got := s.live()

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/cespare/xxhash/v2"
+
+	"vitrine/schema"
 )
 
 func xxhashSum(b []byte) uint64 { return xxhash.Sum64(b) }
@@ -16,6 +18,10 @@ func FuzzOpen(f *testing.F) {
 		f.Add(b)
 		f.Add(b[:len(b)/2])
 	}
+	recs := changeRecords(f)[:40]
+	if b, err := Encode(Header{Epoch: "e", Shard: "0", Seq: 100}, recs); err == nil {
+		f.Add(b)
+	}
 	f.Add([]byte(Magic))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -25,6 +31,11 @@ func FuzzOpen(f *testing.F) {
 			n := uint64(0)
 			if err := s.Records(func(Record) error { n++; return nil }); err == nil && n != s.Header().Records {
 				t.Fatalf("%d records decoded, header says %d", n, s.Header().Records)
+			}
+			m := uint64(0)
+			cerr := s.Changes(func(string, *schema.Change, []byte) error { m++; return nil })
+			if (cerr == nil) != (n == s.Header().Records) || cerr == nil && m != n {
+				t.Fatalf("Changes read %d records (%v), Records %d", m, cerr, n)
 			}
 		}
 		// The same bytes resealed (right length and checksum) reach the header and record
@@ -43,6 +54,7 @@ func FuzzOpen(f *testing.F) {
 			}
 			if s, err := Open(c); err == nil {
 				s.Records(func(Record) error { return nil })
+				s.Changes(func(string, *schema.Change, []byte) error { return nil })
 			}
 		}
 	})

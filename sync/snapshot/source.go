@@ -153,7 +153,7 @@ func (s *Source) Snapshots(ctx context.Context, want feed.SnapshotWant) (*feed.S
 func part(shard string, s *Snapshot) feed.SnapshotPart {
 	return feed.SnapshotPart{Shard: shard, Seq: s.Header().Seq, Records: func(fn func(subject string, data []byte) error) error {
 		return s.Records(func(r Record) error { return fn(r.Subject, r.Data) })
-	}}
+	}, Changes: s.Changes}
 }
 
 // Reason names the kind of a load failure for metrics and logs: "missing", "truncated",
@@ -187,3 +187,6 @@ func shardNumber(s string) bool {
 	_, err := strconv.ParseUint(s, 10, 31)
 	return err == nil
 }
+
+// Part returns s as the part of a feed.SnapshotSet for its shard.
+func Part(s *Snapshot) feed.SnapshotPart { return part(s.Header().Shard, s) }

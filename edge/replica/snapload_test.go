@@ -1,0 +1,206 @@
+package replica_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"vitrine/edge/replica"
+	"vitrine/edge/search/searchtest"
+	"vitrine/schema"
+	syncfeed "vitrine/sync/feed"
+	"vitrine/sync/snapshot"
+)
+
+// snapCatalog returns the snapshot bytes of the registry and of shard 0 holding one store of n
+// products with benchVariantsPerProduct variants each (the bench's shard shape: 100k products
+// are 400k entities), and the raw JSON size of the entity states.
+func snapCatalog(tb testing.TB, n int) (platform, shard []byte, raw int64) {
+	tb.Helper()
+	s := newSite(nil, replica.Config{})
+	reg := s.register(tenantEntry("shop", 0, schema.TenantActive))
+	w := s.log("shop")
+	docs := searchtest.Catalog(n, benchSeed)
+	var batch []*schema.Change
+	for i := int64(1); i <= int64(n); i++ {
+		tx := w.begin()
+		d := docs[i-1]
+		p := product(i, fmt.Sprintf("product-%d", i), t0.Add(time.Duration(i)*time.Second))
+		p.Title, p.Description, p.CategoryIDs = d.Title, d.Description, d.CategoryIDs
+		p.Prices["USD"] = d.Price
+		p.Featured = i%50 == 0
+		tx.putProduct(nil, p)
+		for k := int64(0); k < benchVariantsPerProduct; k++ {
+			tx.putVariant(nil, p, nil, variant(1_000_000+i*10+k, i, int(k), schema.InStock))
+		}
+		batch = append(batch, body(tx.commit())...)
+	}
+	batch = append(batch, head("shop", w.version))
+	cfg := syncfeed.Config{}.WithDefaults()
+	seq := uint64(0)
+	recs := func(cs []*schema.Change, shard int) []snapshot.Record {
+		out := make([]snapshot.Record, 0, len(cs))
+		for _, c := range cs {
+			seq++
+			raw += int64(len(c.Data))
+			out = append(out, snapshot.Record{Seq: seq, Subject: cfg.Subject(shard, c.Log, c.Key()), Data: c.Encode()})
+		}
+		return out
+	}
+	epoch, created := "e", t0
+	pr := recs(reg, 0)
+	sr := recs(batch, 0)
+	var err error
+	platform, err = snapshot.Encode(snapshot.Header{Epoch: epoch, Created: created, Shard: schema.PlatformLog, Seq: seq, ListedAt: seq,
+		Shards: []string{"0"}, Heads: []snapshot.Head{{Log: schema.PlatformLog, Version: s.platform.version}}, Taken: time.Now()}, pr)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	shard, err = snapshot.Encode(snapshot.Header{Epoch: epoch, Created: created, Shard: "0", Seq: seq,
+		Heads: []snapshot.Head{{Log: "shop", Version: w.version}}, Taken: time.Now()}, sr)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return platform, shard, raw
+}
+
+// loadSnapshots bootstraps r from the two snapshots through the Follower's load path.
+func loadSnapshots(tb testing.TB, r *replica.Replica, platform, shard []byte) {
+	loadSnapshotsInto(tb, r, r, platform, shard)
+}
+
+// sinkOnly hides a Replica's Prepare: the load path then decodes entities at apply.
+type sinkOnly struct{ *replica.Replica }
+
+func loadSnapshotsNoPrepare(tb testing.TB, r *replica.Replica, platform, shard []byte) {
+	loadSnapshotsInto(tb, r, sinkOnly{r}, platform, shard)
+}
+
+// loadRecords is loadSnapshots without the snapshots' decoded changes: every message decoded
+// from its data (schema.DecodeChange) on the workers, as format 1 snapshots were loaded.
+func loadRecords(tb testing.TB, r *replica.Replica, platform, shard []byte) {
+	loadSnapshotsWith(tb, r, r, platform, shard, true)
+}
+
+func loadSnapshotsInto(tb testing.TB, r *replica.Replica, sink syncfeed.Sink, platform, shard []byte) {
+	loadSnapshotsWith(tb, r, sink, platform, shard, false)
+}
+
+func loadSnapshotsWith(tb testing.TB, r *replica.Replica, sink syncfeed.Sink, platform, shard []byte, recordsOnly bool) {
+	tb.Helper()
+	var parts []syncfeed.SnapshotPart
+	for _, b := range [][]byte{platform, shard} {
+		s, err := snapshot.Open(b)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		p := snapshot.Part(s)
+		if recordsOnly {
+			p.Changes = nil
+		}
+		parts = append(parts, p)
+	}
+	r.Reset("e")
+	if _, bad, err := syncfeed.DeliverSnapshots(context.Background(), sink, parts); err != nil || bad != 0 {
+		tb.Fatalf("deliver: %d malformed, %v", bad, err)
+	}
+	r.Checkpoint()
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func snapLoadProducts() int {
+	if v, err := strconv.Atoi(os.Getenv("VITRINE_SNAPLOAD_PRODUCTS")); err == nil && v > 0 {
+		return v
+	}
+	return 100_000
+}
+
+// loadStream bootstraps r from the same records the way the stream path does: decoded one at
+// a time on the delivering goroutine, the entity decoded at apply.
+func loadStream(tb testing.TB, r *replica.Replica, platform, shard []byte) {
+	tb.Helper()
+	r.Reset("e")
+	for _, b := range [][]byte{platform, shard} {
+		s, err := snapshot.Open(b)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		err = s.Records(func(rec snapshot.Record) error {
+			c, err := schema.DecodeChange(rec.Data)
+			if err != nil {
+				return err
+			}
+			r.Change(c)
+			return nil
+		})
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+	r.Checkpoint()
+}
+
+// BenchmarkSnapshotLoad bootstraps an empty replica from the snapshots of one store of 100k
+// products (VITRINE_SNAPLOAD_PRODUCTS), 400k entities: the edge's cold start without the
+// fetch ("snapshot"; "snapshot-noprepare" without decoding entities ahead; "records" decoding
+// every message's JSON as format 1 snapshots were loaded), and, from the same records, the
+// stream path's way of delivering them ("stream": one change at a time, entities decoded at
+// apply). After the load and a forced
+// collection it reports, against the entities' raw JSON, what the load added (the snapshots
+// themselves are held throughout): to the live heap (heap/raw), to the heap's spans in use
+// (inuse/raw: live plus the free space inside partly used spans) and to what the heap holds
+// from the system (sys/raw: in use plus free spans not returned).
+func BenchmarkSnapshotLoad(b *testing.B) {
+	n := snapLoadProducts()
+	platform, shard, raw := snapCatalog(b, n)
+	for _, path := range []string{"snapshot", "snapshot-noprepare", "records", "stream"} {
+		b.Run(path, func(b *testing.B) {
+			load := map[string]func(testing.TB, *replica.Replica, []byte, []byte){
+				"snapshot": loadSnapshots, "snapshot-noprepare": loadSnapshotsNoPrepare, "records": loadRecords, "stream": loadStream}[path]
+			b.ReportAllocs()
+			var ms, base runtime.MemStats
+			var cpu time.Duration
+			b.StopTimer()
+			for i := 0; i < b.N; i++ {
+				runtime.GC()
+				debug.FreeOSMemory()
+				runtime.ReadMemStats(&base)
+				c0 := cpuTime()
+				b.StartTimer()
+				r := newReplica(replica.Config{})
+				load(b, r, platform, shard)
+				b.StopTimer()
+				cpu += cpuTime() - c0
+				tn := r.TenantBySlug("shop")
+				ix, _ := tn.Snapshot().SearchIndex()
+				if !r.Ready() || tn.Snapshot().ProductCount() != n || ix.Len() != n {
+					b.Fatalf("not loaded: ready=%v products=%d indexed=%d", r.Ready(), tn.Snapshot().ProductCount(), ix.Len())
+				}
+				runtime.GC()
+				debug.FreeOSMemory()
+				runtime.ReadMemStats(&ms)
+				runtime.KeepAlive(r)
+			}
+			b.ReportMetric(float64(ms.HeapAlloc-base.HeapAlloc)/float64(raw), "heap/raw")
+			b.ReportMetric(float64(ms.HeapInuse-base.HeapInuse)/float64(raw), "inuse/raw")
+			b.ReportMetric(float64((ms.HeapSys-ms.HeapReleased)-(base.HeapSys-base.HeapReleased))/float64(raw), "sys/raw")
+			b.ReportMetric(float64(len(shard))/(1<<20), "snapMiB")
+			b.ReportMetric(float64(raw)/(1<<20), "rawMiB")
+			b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+		})
+	}
+}
