@@ -174,6 +174,14 @@ type prepBatch struct {
 // changes delivered.
 func (f *Follower) deliverParts(ctx context.Context, parts []SnapshotPart) (int, error) {
 	return deliverParts(ctx, f.sink, parts, &f.delivered, func(subject string, err error) {
+		// A change of a newer schema than this build reads is skipped as the stream path skips
+		// it (counted apart, the Sink told), not counted as malformed: a snapshot written by an
+		// upgraded relay holds what its writers wrote.
+		var unsupported *schema.UnsupportedSchemaError
+		if errors.As(err, &unsupported) {
+			f.skipUnsupported(subject, unsupported)
+			return
+		}
 		f.malformed.Add(1)
 		f.log.Error("skipping malformed snapshot message", "subject", subject, "err", err)
 	})
