@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -105,6 +106,11 @@ type FleetWire struct {
 	Ports    map[string]fleet.Count `json:"ports"`
 	Reads    int64                  `json:"reads"`
 	ReadErrs int64                  `json:"read_errors"`
+	// Forwarded is how many requests the region's edges forwarded to the origin during the
+	// phase (vitrine_edge_forwarded_total): a read that left the region would be one. The
+	// origin's port also carries each edge's health check (one /healthz a second), which is
+	// not a read.
+	Forwarded float64 `json:"forwarded"`
 }
 
 // FleetPartition is the partition phase.
@@ -225,6 +231,7 @@ func runFleet(ctx context.Context, env bench.Env) (_ report.Section, err error) 
 	// 1. Freshness across 80 ms, reads inside each region meanwhile; the wire's counters.
 	progress(env, "fleet: %d writes at the origin, watched on every edge of %v (40 ms each way)", plan.writes, res.Regions)
 	before := r.wireCounters()
+	fwdBefore := r.forwardedByRegion(ctx, res.Regions)
 	readCtx, stopReads := context.WithCancel(ctx)
 	tallies := map[string]*readTally{}
 	var readWG sync.WaitGroup
@@ -249,9 +256,11 @@ func runFleet(ctx context.Context, env bench.Env) (_ report.Section, err error) 
 		return sec, err
 	}
 	after := r.wireCounters()
+	fwdAfter := r.forwardedByRegion(ctx, res.Regions)
 	for _, region := range res.Regions {
 		tr := tallies[region].result()
-		res.Wire = append(res.Wire, FleetWire{Region: region, Ports: portDelta(before[region], after[region]), Reads: tr.Sent, ReadErrs: tr.Failed})
+		res.Wire = append(res.Wire, FleetWire{Region: region, Ports: portDelta(before[region], after[region]), Reads: tr.Sent, ReadErrs: tr.Failed,
+			Forwarded: fwdAfter[region] - fwdBefore[region]})
 	}
 	res.Freshness = fresh
 	res.Met = len(fresh) > 0
@@ -753,6 +762,47 @@ func compactJSON(b []byte, n int) string {
 }
 
 // edgeMetrics returns, per edge, its /metrics lines about bootstraps, resets and staleness.
+// forwardedByRegion returns, per region, the sum of its edges' vitrine_edge_forwarded_total
+// (NaN when an edge did not answer: the phase's check then fails).
+func (r *fleetRun) forwardedByRegion(ctx context.Context, regions []string) map[string]float64 {
+	out := map[string]float64{}
+	for _, region := range regions {
+		edges, err := r.f.Edges(region)
+		c, cerr := r.f.HTTPClient(region)
+		if err != nil || cerr != nil {
+			out[region] = math.NaN()
+			continue
+		}
+		for _, e := range edges {
+			_, _, b, err := r.do(ctx, c, "GET", "http://"+e.Ops+"/metrics", nil, 2*time.Second, false)
+			v, ok := sampleValue(b, "vitrine_edge_forwarded_total")
+			if err != nil || !ok {
+				out[region] = math.NaN()
+				break
+			}
+			out[region] += v
+		}
+	}
+	return out
+}
+
+// sampleValue returns the value of the first sample of a Prometheus text body named name
+// (labels ignored).
+func sampleValue(body []byte, name string) (float64, bool) {
+	for _, line := range strings.Split(string(body), "\n") {
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		n, rest, _ := strings.Cut(line, " ")
+		if n, _, _ = strings.Cut(n, "{"); n != name {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+		return v, err == nil
+	}
+	return 0, false
+}
+
 func (r *fleetRun) edgeMetrics(ctx context.Context, c *http.Client, edges []fleet.Endpoint) map[string][]string {
 	out := map[string][]string{}
 	for _, e := range edges {
@@ -939,8 +989,8 @@ func fillFleetSection(sec *report.Section, plan fleetPlan, res FleetResult) {
 	for _, v := range res.Loss {
 		loss.Rows = append(loss.Rows, summaryRow(v.Region, v.Visible, strconv.Itoa(v.Failed), strconv.Itoa(v.Retries)))
 	}
-	wire := report.Table{Title: "Region → core frames on the wire during the freshness phase (reads served inside the region meanwhile)",
-		Header: []string{"region", "reads served", "read errors", "port", "frames", "bytes"}}
+	wire := report.Table{Title: "Region → core frames on the wire during the freshness phase (reads served inside the region meanwhile; tcp/8081 carries the edges' origin health checks)",
+		Header: []string{"region", "reads served", "read errors", "forwarded by its edges", "port", "frames", "bytes"}}
 	for _, w := range res.Wire {
 		ports := make([]string, 0, len(w.Ports))
 		for port := range w.Ports {
@@ -954,7 +1004,7 @@ func fillFleetSection(sec *report.Section, plan fleetPlan, res FleetResult) {
 		}
 		for _, port := range ports {
 			c := w.Ports[port]
-			wire.Rows = append(wire.Rows, []string{w.Region, strconv.FormatInt(w.Reads, 10), strconv.FormatInt(w.ReadErrs, 10), port,
+			wire.Rows = append(wire.Rows, []string{w.Region, strconv.FormatInt(w.Reads, 10), strconv.FormatInt(w.ReadErrs, 10), fmt.Sprint(w.Forwarded), port,
 				strconv.FormatUint(c.Frames, 10), strconv.FormatUint(c.Bytes, 10)})
 		}
 	}
@@ -1019,9 +1069,13 @@ func fillFleetSection(sec *report.Section, plan fleetPlan, res FleetResult) {
 	for _, v := range res.Freshness {
 		fparts = append(fparts, fmt.Sprintf("%s p99 %s ms (p50 %s, max %s, %d writes, %d failed)", v.Region, msf(v.Visible.P99), msf(v.Visible.P50), msf(v.Visible.Max), v.Writes, v.Failed))
 	}
-	crossing := 0
+	// A read leaving its region would be a forwarded request (to the origin) or a hub client's
+	// frame; the origin's port otherwise carries only the edges' health checks.
+	crossing, forwarded, checks := 0, 0.0, uint64(0)
 	for _, w := range res.Wire {
-		crossing += int(w.Ports["tcp/4222"].Frames + w.Ports["tcp/8081"].Frames)
+		crossing += int(w.Ports["tcp/4222"].Frames)
+		forwarded += w.Forwarded
+		checks += w.Ports["tcp/8081"].Frames
 	}
 	var fwStatus []string
 	var fwMax float64
@@ -1068,7 +1122,8 @@ func fillFleetSection(sec *report.Section, plan fleetPlan, res FleetResult) {
 	sec.Summary = []string{
 		fmt.Sprintf("Fleet: %d regions × %d edges, %d products, 40 ms each way between the core and each region; up in %.1f s.", len(res.Regions), res.EdgesPerRegion, res.Products, res.UpSeconds),
 		fmt.Sprintf("Far-region freshness (origin acknowledgement → visible on every edge of the region): %s — target p99 ≤ %s ms: %s.", strings.Join(fparts, "; "), ms(fleetTargetP99), verdict(res.Met)),
-		fmt.Sprintf("Reads stay in their region: %d region→core frames on tcp/4222 (hub clients) or tcp/8081 (origin) while the regions served their reads; only leaf-node (tcp/7422) replication crossed: %s.", crossing, verdict(crossing == 0)),
+		fmt.Sprintf("Reads stay in their region: %d region→core frames on tcp/4222 (hub clients) and %v requests forwarded to the origin by the regions' edges while they served their reads; what crossed was leaf-node (tcp/7422) replication and %d frames on tcp/8081, the edges' origin health checks (one /healthz a second per edge): %s.",
+			crossing, forwarded, checks, verdict(crossing == 0 && forwarded == 0)),
 		fmt.Sprintf("Partition of %s for %.0f s%s: %d of %d reads failed under %.0f reads/s (%s); highest Vitrine-Staleness seen %d s; writes through its edges: %s (slowest to fail %s ms); after the heal every edge reached the last write's version in %s ms at most (target ≤ %s s: %s); follower bootstrap counters before → after: %s (no re-bootstrap: %s).",
 			p.Region, p.Seconds, short, p.Reads.Failed, p.Reads.Sent, plan.readRate, verdict(p.Reads.Failed == 0 && p.Reads.Sent > 0), p.MaxStaleness, strings.Join(fwStatus, ", "), msf(fwMax), msf(convMax), strconv.Itoa(int(fleetConvergeTarget/time.Second)),
 			verdict(len(p.ConvergeMS) == len(edgeNames) && len(edgeNames) > 0 && convMax <= float64(fleetConvergeTarget)/1e6), strings.Join(boots, "; "), verdict(!rebooted)),

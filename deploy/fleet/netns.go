@@ -250,6 +250,13 @@ func Cleanup(ctx context.Context, prefix string, grace time.Duration) ([]string,
 	for _, i := range ifs {
 		if strings.HasPrefix(i.Name, prefix+"h-") {
 			if err := ipCmd(ctx, "link", "del", i.Name); err != nil {
+				// A host end of a veth pair goes when its peer's namespace is destroyed, which
+				// the kernel does after `ip netns del` returns: one listed a moment ago may be
+				// gone now (seen: "Cannot find device"). Only a link still there is a failure.
+				if _, gone := net.InterfaceByName(i.Name); gone != nil {
+					removed = append(removed, "link "+i.Name+" (with its namespace)")
+					continue
+				}
 				errs = append(errs, err)
 				continue
 			}
