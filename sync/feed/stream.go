@@ -253,7 +253,25 @@ func RecreateStream(ctx context.Context, js jetstream.JetStream, c Config, epoch
 	if err := js.DeleteStream(ctx, c.Stream); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return nil, fmt.Errorf("feed: delete stream %s: %w", c.Stream, err)
 	}
-	s, err := js.CreateStream(ctx, c.stateStreamConfig(epoch))
+	// nats-server 2.15 may refuse a create that follows a delete of the same stream at once
+	// ("error creating store for stream": its log said "could not create storage directory -
+	// mkdir …/streams: no such file or directory", the old store's directory being removed
+	// meanwhile; seen once in ~200 runs of TestRegionSourceRecreated under load). The create
+	// is tried again after a short wait: creating the same configuration twice is harmless.
+	var s jetstream.Stream
+	var err error
+	for attempt := 1; ; attempt++ {
+		s, err = js.CreateStream(ctx, c.stateStreamConfig(epoch))
+		var apiErr *jetstream.APIError
+		if err == nil || attempt == 10 || !errors.As(err, &apiErr) || !strings.Contains(apiErr.Description, "creating store") {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("feed: create stream %s: %w", c.Stream, err)
+		case <-time.After(time.Duration(attempt) * 50 * time.Millisecond):
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("feed: create stream %s: %w", c.Stream, err)
 	}
