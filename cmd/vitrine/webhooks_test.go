@@ -288,8 +288,14 @@ func TestWebhooks(t *testing.T) {
 		if only.badSigs != 0 || !only.events()[2].previous {
 			t.Fatalf("old secret during the overlap: %d bad, previous header %v", only.badSigs, only.events()[2].previous)
 		}
-		// X-Webhook-Signature itself is made with the new secret.
+		// X-Webhook-Signature itself is made with the new secret. The receiver may see the
+		// event before the worker has recorded the attempt it made (seen once in make test:
+		// an empty log): wait for the record.
 		page := sh.deliveries(onlyID, "&kind="+webhooks.TestKind)
+		waitUntil(t, "the test event's attempt recorded", func() bool {
+			page = sh.deliveries(onlyID, "&kind="+webhooks.TestKind)
+			return len(page.Data) > 0 && len(page.Data[0].Log) > 0
+		})
 		body := page.Data[0].Payload
 		if got := page.Data[0].Log[0].RequestHeaders[webhooks.HeaderSignature]; got != webhooks.Signature(next, body) {
 			t.Fatalf("signature %s is not the new secret's", got)
