@@ -3,7 +3,6 @@ package blob_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"testing"
 	"time"
@@ -14,35 +13,6 @@ import (
 	"vitrine/sync/natstest"
 )
 
-// waitBucketReplicated waits until the bucket's stream has replicas copies, every follower
-// current, and returns its info.
-func waitBucketReplicated(t *testing.T, js jetstream.JetStream, bucket string, replicas int) *jetstream.StreamInfo {
-	t.Helper()
-	ctx := context.Background()
-	deadline := time.Now().Add(10 * time.Second)
-	var last string
-	for time.Now().Before(deadline) {
-		s, err := js.Stream(ctx, "OBJ_"+bucket)
-		if err != nil {
-			last = err.Error()
-			time.Sleep(20 * time.Millisecond)
-			continue
-		}
-		info := s.CachedInfo()
-		ok := info.Config.Replicas == replicas && info.Cluster != nil && info.Cluster.Leader != "" &&
-			len(info.Cluster.Replicas) == replicas-1
-		for _, p := range info.Cluster.Replicas {
-			ok = ok && p.Current && !p.Offline
-		}
-		if ok {
-			return info
-		}
-		last = fmt.Sprintf("config replicas %d, cluster %+v", info.Config.Replicas, info.Cluster)
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("bucket %s not replicated %d times after 10s: %s", bucket, replicas, last)
-	return nil
-}
 
 // readWhenThere reads name whole, retrying while it is not found yet: with Replicas > 1 a direct
 // get may be answered by a replica a few milliseconds behind the leader.
@@ -101,7 +71,7 @@ func TestReplicatedBucket(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		after := waitBucketReplicated(t, js, "scaled", 3)
+		after := natstest.WaitReplicated(t, js, "OBJ_scaled", 3)
 		if !after.Created.Equal(before.Created) || after.State.LastSeq != before.State.LastSeq {
 			t.Fatalf("after scaling: created %v last seq %d, want %v %d (the bucket was recreated)",
 				after.Created, after.State.LastSeq, before.Created, before.State.LastSeq)
@@ -116,7 +86,7 @@ func TestReplicatedBucket(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		info := waitBucketReplicated(t, js, "media", 3)
+		info := natstest.WaitReplicated(t, js, "OBJ_media", 3)
 		if _, err := st.Put(ctx, "before.bin", "application/octet-stream", bytes.NewReader(big)); err != nil {
 			t.Fatal(err)
 		}
@@ -147,6 +117,6 @@ func TestReplicatedBucket(t *testing.T) {
 			t.Fatalf("after.bin with the leader down: %d bytes, want 1000", len(got))
 		}
 		leader.Restart(t)
-		waitBucketReplicated(t, js, "media", 3)
+		natstest.WaitReplicated(t, js, "OBJ_media", 3)
 	})
 }

@@ -12,35 +12,6 @@ import (
 	"vitrine/sync/natstest"
 )
 
-// waitReplicated waits until the stream has replicas copies, every follower current, and returns
-// its info.
-func waitReplicated(t *testing.T, js jetstream.JetStream, name string, replicas int) *jetstream.StreamInfo {
-	t.Helper()
-	ctx := context.Background()
-	deadline := time.Now().Add(10 * time.Second)
-	var last string
-	for time.Now().Before(deadline) {
-		s, err := js.Stream(ctx, name)
-		if err != nil {
-			last = err.Error()
-			time.Sleep(20 * time.Millisecond)
-			continue
-		}
-		info := s.CachedInfo()
-		ok := info.Config.Replicas == replicas && info.Cluster != nil && info.Cluster.Leader != "" &&
-			len(info.Cluster.Replicas) == replicas-1
-		for _, p := range info.Cluster.Replicas {
-			ok = ok && p.Current && !p.Offline
-		}
-		if ok {
-			return info
-		}
-		last = fmt.Sprintf("config replicas %d, cluster %+v", info.Config.Replicas, info.Cluster)
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("stream %s not replicated %d times after 10s: %s", name, replicas, last)
-	return nil
-}
 
 // TestReplicatedStreams runs the streams on a three-node JetStream cluster, as deploy/compose and
 // deploy/kubernetes do: with Replicas 3 the state and event streams are created with three
@@ -67,7 +38,7 @@ func TestReplicatedStreams(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, name := range []string{fc.Stream, fc.EventStream} {
-			info := waitReplicated(t, js, name, 3)
+			info := natstest.WaitReplicated(t, js, name, 3)
 			if len(info.Cluster.Replicas) != 2 {
 				t.Fatalf("%s: %d peers beside the leader, want 2", name, len(info.Cluster.Replicas))
 			}
@@ -112,8 +83,8 @@ func TestReplicatedStreams(t *testing.T) {
 		if _, err := feed.EnsureEventStream(ctx, js, scaled); err != nil {
 			t.Fatal(err)
 		}
-		waitReplicated(t, js, scaled.EventStream, 3)
-		after := waitReplicated(t, js, scaled.Stream, 3)
+		natstest.WaitReplicated(t, js, scaled.EventStream, 3)
+		after := natstest.WaitReplicated(t, js, scaled.Stream, 3)
 		gotEpoch, gotCreated := feed.StreamIdentity(after)
 		if gotEpoch != epoch || !gotCreated.Equal(before.Created) {
 			t.Fatalf("identity after scaling: epoch %q created %v, want %q %v (the stream was recreated)",
@@ -125,7 +96,7 @@ func TestReplicatedStreams(t *testing.T) {
 	})
 
 	t.Run("leader lost", func(t *testing.T) {
-		info := waitReplicated(t, js, fc.Stream, 3)
+		info := natstest.WaitReplicated(t, js, fc.Stream, 3)
 		first := []feed.Message{{Subject: fc.Subject(0, "t1", "pub.product.1"), Body: []byte("before")}}
 		if _, err := feed.PublishBatch(ctx, nc, js, epoch, first, first[0].Subject, 0); err != nil {
 			t.Fatal(err)
@@ -168,6 +139,6 @@ func TestReplicatedStreams(t *testing.T) {
 		}
 		// The node comes back and catches up: three current copies again.
 		leader.Restart(t)
-		waitReplicated(t, js, fc.Stream, 3)
+		natstest.WaitReplicated(t, js, fc.Stream, 3)
 	})
 }

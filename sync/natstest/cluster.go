@@ -1,6 +1,8 @@
 package natstest
 
 import (
+	"context"
+	"fmt"
 	"net"
 	"net/url"
 	"strconv"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Cluster is a JetStream cluster of in-process nats-servers joined by routes, as deploy/compose
@@ -204,4 +207,34 @@ func (c *Cluster) ready(peers int) bool {
 		}
 	}
 	return true
+}
+
+// WaitReplicated waits (up to 10 s) until the stream has replicas copies, every follower current, and returns
+// its info.
+func WaitReplicated(t *testing.T, js jetstream.JetStream, name string, replicas int) *jetstream.StreamInfo {
+	t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(10 * time.Second)
+	var last string
+	for time.Now().Before(deadline) {
+		s, err := js.Stream(ctx, name)
+		if err != nil {
+			last = err.Error()
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		info := s.CachedInfo()
+		ok := info.Config.Replicas == replicas && info.Cluster != nil && info.Cluster.Leader != "" &&
+			len(info.Cluster.Replicas) == replicas-1
+		for _, p := range info.Cluster.Replicas {
+			ok = ok && p.Current && !p.Offline
+		}
+		if ok {
+			return info
+		}
+		last = fmt.Sprintf("config replicas %d, cluster %+v", info.Config.Replicas, info.Cluster)
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("stream %s not replicated %d times after 10s: %s", name, replicas, last)
+	return nil
 }
