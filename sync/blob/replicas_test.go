@@ -13,7 +13,6 @@ import (
 	"vitrine/sync/natstest"
 )
 
-
 // readWhenThere reads name whole, retrying while it is not found yet: with Replicas > 1 a direct
 // get may be answered by a replica a few milliseconds behind the leader.
 func readWhenThere(t *testing.T, st *blob.ObjectStore, name string) []byte {

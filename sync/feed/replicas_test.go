@@ -12,7 +12,6 @@ import (
 	"vitrine/sync/natstest"
 )
 
-
 // TestReplicatedStreams runs the streams on a three-node JetStream cluster, as deploy/compose and
 // deploy/kubernetes do: with Replicas 3 the state and event streams are created with three
 // copies, an R1 state stream is scaled to R3 in place (same epoch, creation time and messages: no
