@@ -18,24 +18,7 @@ func TestSnapshotNewerSchemaIsUnsupported(t *testing.T) {
 	b := newBed(t)
 	ctx := context.Background()
 	b.tx("alpha", 0, products(0, 20, "a"))
-	w := NewWriter(b.js, WriterConfig{Feed: b.fc})
-	if _, err := w.WriteAll(ctx); err != nil {
-		t.Fatal(err)
-	}
-	obs, err := b.js.ObjectStore(ctx, DefaultBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	good, err := obs.GetBytes(ctx, "shard-0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := Open(good)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var recs []Record
-	s.Records(func(r Record) error { recs = append(recs, r); return nil })
+	obs, _, s, recs := shardSnapshot(t, b)
 	// Rewrite one product's record in a newer schema, as an upgraded relay would have written it.
 	newer := schema.ChangeSchemaVersion + 1
 	rewritten := ""

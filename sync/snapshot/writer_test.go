@@ -298,28 +298,36 @@ func TestFollowerFromSnapshots(t *testing.T) {
 	}
 }
 
-func TestFollowerFallsBack(t *testing.T) {
-	b := newBed(t)
+// shardSnapshot writes the snapshots of what b holds and returns the bucket, shard 0's snapshot
+// as written (its bytes and opened) and its records.
+func shardSnapshot(t *testing.T, b *bed) (jetstream.ObjectStore, []byte, *Snapshot, []Record) {
+	t.Helper()
 	ctx := context.Background()
-	b.tx("alpha", 0, products(0, 50, "a"))
-	w := NewWriter(b.js, WriterConfig{Feed: b.fc})
-	if _, err := w.WriteAll(ctx); err != nil {
+	if _, err := NewWriter(b.js, WriterConfig{Feed: b.fc}).WriteAll(ctx); err != nil {
 		t.Fatal(err)
 	}
 	obs, err := b.js.ObjectStore(ctx, DefaultBucket)
 	if err != nil {
 		t.Fatal(err)
 	}
-	good, err := obs.GetBytes(ctx, "shard-0")
+	raw, err := obs.GetBytes(ctx, "shard-0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(good)
+	s, err := Open(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var recs []Record
 	s.Records(func(r Record) error { recs = append(recs, r); return nil })
+	return obs, raw, s, recs
+}
+
+func TestFollowerFallsBack(t *testing.T) {
+	b := newBed(t)
+	ctx := context.Background()
+	b.tx("alpha", 0, products(0, 50, "a"))
+	obs, good, s, recs := shardSnapshot(t, b)
 	other := s.Header()
 	other.Epoch = "epoch-0"
 	otherEpoch, err := Encode(other, recs)
