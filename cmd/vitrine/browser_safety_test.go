@@ -22,6 +22,7 @@ func browserSite(t *testing.T) *cmsSite {
 // staff credentials): CMS and commerce staff routes, missing and wrong credentials, at the edge
 // and at the origin, and the settings pages' sign-in.
 func TestBrowserNoBasicChallenge(t *testing.T) {
+	t.Parallel()
 	c := browserSite(t)
 	wrong := basic("admin", "wrong password wrong pass")
 	for _, tc := range []struct {

@@ -12,6 +12,7 @@ import (
 )
 
 func TestCMSUsers(t *testing.T) {
+	t.Parallel()
 	c := newCMSSite(t)
 	admin, editor, author, sub := schema.RoleAdministrator, schema.RoleEditor, schema.RoleAuthor, schema.RoleSubscriber
 	uid := func(r schema.Role) schema.UserID { return c.users[r].ID }

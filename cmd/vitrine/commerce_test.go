@@ -357,6 +357,7 @@ func TestCheckoutUnderConcurrency(t *testing.T) {
 }
 
 func TestCheckoutIdempotencyAndPayments(t *testing.T) {
+	t.Parallel()
 	sh := newShop(t)
 	id := sh.product("Teapot", 2500, 1000)
 

@@ -612,6 +612,7 @@ func composeValue(v string) string {
 }
 
 func TestComposeMatchesBinary(t *testing.T) {
+	t.Parallel()
 	c := vitrineCLI(t)
 	confVars := natsConfVars(t)
 	file := filepath.Join(deployDir, "compose", "compose.yaml")

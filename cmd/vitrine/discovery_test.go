@@ -14,6 +14,7 @@ import (
 // HEAD, method override, _fields, _envelope, _jsonp) against a real origin and edge: the index
 // is the same bytes from both, and what the edge forwards the origin shapes the same way.
 func TestDiscoveryAndPipeline(t *testing.T) {
+	t.Parallel()
 	s := newSystem(t, systemOptions{})
 	s.startRelay(relay.Config{})
 	o := s.startOrigin()

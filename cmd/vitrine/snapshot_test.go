@@ -285,6 +285,7 @@ func TestSnapshotFallbacks(t *testing.T) {
 // Snapshots written in the middle of a write burst, and edges started from them while the
 // writes go on, converge to the database's state.
 func TestSnapshotDuringWriteBurst(t *testing.T) {
+	t.Parallel()
 	s := newSystem(t, systemOptions{})
 	s.startRelay(relay.Config{})
 	s.startOrigin()
