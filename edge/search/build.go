@@ -129,7 +129,7 @@ func scanDocs(list []*Doc, lo, hi int, recs []rec, words [][]string) scan {
 				sc.dict[w] = tb
 			}
 			if tb.last != key {
-				tb.post = append(tb.post, uint64(ord)<<16)
+				tb.post = appendDoubling(tb.post, uint64(ord)<<16)
 				tb.last = key
 			}
 			p := &tb.post[len(tb.post)-1]
@@ -159,6 +159,19 @@ func scanDocs(list []*Doc, lo, hi int, recs []rec, words [][]string) scan {
 		sc.minD = min(sc.minD, uint16(a.dlen))
 	}
 	return sc
+}
+
+// appendDoubling is append with the capacity doubled when full. append grows large slices by
+// about a quarter, so a word's postings list (up to one entry per document) would be copied
+// about four times its final size while it grows; doubling copies it about once, for at most
+// twice its size held until Build encodes it.
+func appendDoubling(s []uint64, v uint64) []uint64 {
+	if len(s) == cap(s) {
+		n := make([]uint64, len(s), max(8, 2*cap(s)))
+		copy(n, s)
+		s = n
+	}
+	return append(s, v)
 }
 
 // buildDocs sets the records, the ids and the category sets of Build.
