@@ -24,9 +24,11 @@ func (s *Snapshot) SearchIndex() (*search.Index, string) { return s.index, s.ind
 // nextIndex returns the index of s, the snapshot a batch that changed the products in changed
 // made from old: old's index updated with those products' documents, or a new one built over
 // every public product when old has none to update or its prices are in another currency.
-func nextIndex(old, s *Snapshot, changed map[schema.ProductID]bool, cur string) *search.Index {
+// best, when not nil, is the best availability of the public variants of every product of s
+// that has any (the fresh builder's, listVariants).
+func nextIndex(old, s *Snapshot, changed map[schema.ProductID]bool, cur string, best map[schema.ProductID]schema.Availability) *search.Index {
 	if old.index == nil || old.indexCur != cur || old.index.Len() == 0 {
-		return buildIndex(s, cur)
+		return search.Build(allDocs(s, cur, best))
 	}
 	if len(changed) == 0 {
 		return old.index
@@ -54,14 +56,62 @@ func nextIndex(old, s *Snapshot, changed map[schema.ProductID]bool, cur string) 
 
 // buildIndex indexes every public product of s in one pass.
 func buildIndex(s *Snapshot, cur string) *search.Index {
-	docs := make([]*search.Doc, 0, s.order.Len())
-	for it := s.order.Iterator(); !it.Done(); {
-		_, id, _ := it.Next()
-		if d := productDoc(s, id, cur); d != nil {
-			docs = append(docs, d)
+	return search.Build(allDocs(s, cur, nil))
+}
+
+// allDocs returns the documents of every public, active product of s, newest first: productDoc
+// of each product of s.order, in its order. It walks the products and the variants once each
+// instead of looking each product and each of its variants up in the persistent maps, which
+// cost more than all else of a bootstrap's documents (a cache miss per level of each lookup).
+// best is as for nextIndex; when nil, allDocs makes it.
+func allDocs(s *Snapshot, cur string, best map[schema.ProductID]schema.Availability) []*search.Doc {
+	if best == nil {
+		best = bestAvailabilities(s)
+	}
+	type keyed struct {
+		k orderKey
+		p *schema.Product
+	}
+	ps := make([]keyed, 0, s.order.Len())
+	for it := s.products.Iterator(); !it.Done(); {
+		_, sl, _ := it.Next()
+		if p := sl.pub; p != nil && p.Public() {
+			ps = append(ps, keyed{productKey(p), p})
 		}
 	}
-	return search.Build(docs)
+	slices.SortFunc(ps, func(a, b keyed) int { return newestFirst{}.Compare(a.k, b.k) }) // s.order's order
+	docs := make([]*search.Doc, len(ps))
+	for i, kp := range ps {
+		d := search.DocOf(kp.p, nil, cur)
+		if a, ok := best[kp.p.ID]; ok {
+			d.Availability = a
+		}
+		docs[i] = d
+	}
+	return docs
+}
+
+// bestAvailabilities returns the best availability of the public variants of every product of s
+// that has any (schema.BestAvailability, whose result does not depend on the variants' order). A
+// public variant is in its product's list (byProduct) by the builder's invariant.
+func bestAvailabilities(s *Snapshot) map[schema.ProductID]schema.Availability {
+	best := make(map[schema.ProductID]schema.Availability, s.byProduct.Len())
+	for it := s.variants.Iterator(); !it.Done(); {
+		_, sl, _ := it.Next()
+		v := sl.pub
+		if v == nil {
+			continue
+		}
+		switch b, ok := best[v.ProductID]; {
+		case v.Availability == schema.InStock:
+			best[v.ProductID] = schema.InStock
+		case v.Availability == schema.LowStock && b != schema.InStock:
+			best[v.ProductID] = schema.LowStock
+		case !ok:
+			best[v.ProductID] = schema.OutOfStock
+		}
+	}
+	return best
 }
 
 // productDoc returns the document of a public, active product, or nil when the product is not

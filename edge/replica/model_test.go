@@ -254,6 +254,7 @@ func TestRandomHistoriesMatchModel(t *testing.T) {
 				m.step(rng, tx)
 				boot = append(boot, body(tx.commit())...)
 			}
+			all := slices.Clone(boot) // the whole history, for a bootstrap of it at the end
 			feed(s.r, append(boot, head("shop", w.version)))
 			tn := s.r.TenantBySlug("shop")
 			m.check(t, w, tn.Snapshot())
@@ -267,6 +268,7 @@ func TestRandomHistoriesMatchModel(t *testing.T) {
 					}
 					cs = append(cs, body(tx.commit())...)
 				}
+				all = append(all, cs...)
 				if rng.IntN(5) == 0 {
 					feed(s.r, cs)
 					s.r.Checkpoint()
@@ -280,6 +282,14 @@ func TestRandomHistoriesMatchModel(t *testing.T) {
 					m.check(t, w, tn.Snapshot())
 				}
 			}
+
+			// The whole churned history in one batch: a fresh log filled in place, whose
+			// variant lists and search documents are made once at the end.
+			s2 := newSite(t, replica.Config{})
+			s2.r.Reset("e")
+			feed(s2.r, s.register(tenantEntry("shop", 0, schema.TenantActive)))
+			feed(s2.r, append(slices.Clone(all), head("shop", w.version)))
+			m.check(t, w, s2.r.TenantBySlug("shop").Snapshot())
 		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"syscall"
 	"testing"
@@ -175,6 +176,20 @@ func BenchmarkSnapshotLoad(b *testing.B) {
 			var ms, base runtime.MemStats
 			var cpu time.Duration
 			b.StopTimer()
+			// VITRINE_SNAPLOAD_CPUPROFILE names a file for a CPU profile of the loads alone
+			// (without building the snapshots, which -test.cpuprofile would include).
+			if name := os.Getenv("VITRINE_SNAPLOAD_CPUPROFILE"); name != "" {
+				f, err := os.Create(name + "." + path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer f.Close()
+				runtime.GC()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					b.Fatal(err)
+				}
+				defer pprof.StopCPUProfile()
+			}
 			for i := 0; i < b.N; i++ {
 				runtime.GC()
 				debug.FreeOSMemory()

@@ -3,6 +3,7 @@ package replica
 import (
 	"cmp"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strconv"
 	"time"
@@ -240,6 +241,92 @@ type builder struct {
 	merch      merch
 	mm         merchMaps // the merch maps that grow with the catalog (merch.go)
 	dirty      dirty
+	// fresh is set when the builder fills an empty log in place. Its products' variant lists
+	// are then made once, when the snapshot is made (listVariants), from the log of public
+	// variant states the batch wrote (pubVariants), instead of once per variant change: a
+	// bootstrap of v variants per product would otherwise look up each product's list and its
+	// variants v times, and reading the final states back from the map costs a cache miss per
+	// variant.
+	fresh       bool
+	pubVariants []variantState
+	// best is the best availability of each product's public variants, made by listVariants
+	// for the search documents (allDocs); nil when not made.
+	best map[schema.ProductID]schema.Availability
+	// seen is a fresh builder's filter of the products and variants it wrote (see sizeFor): an
+	// id it has no bit for has no slot yet, so its first write skips the map lookup, which
+	// misses the cache at most levels of a large map.
+	seen []uint64
+}
+
+// sizeFor prepares a fresh builder for a batch of changes cs: a filter of 8 to 16 bits per
+// change (about one false "seen", which only costs the lookup, in eight first writes) and room
+// for the log of its public variant states. Other builders ignore it.
+func (b *builder) sizeFor(cs []*schema.Change) {
+	n := len(cs)
+	if !b.fresh || n < 64 {
+		return
+	}
+	words := 1 << bits.Len(uint(n-1)) // 8n bits rounded up to a power of two, in 64-bit words
+	words = max(words/8, 1)
+	b.seen = make([]uint64, words)
+	nv := 0
+	for _, c := range cs {
+		if c.Kind == schema.KindVariant && c.Vis == schema.Pub {
+			nv++
+		}
+	}
+	b.pubVariants = make([]variantState, 0, nv)
+}
+
+// firstWrite reports whether the builder has certainly not written the entity of kind k (a
+// small number) and id before, and records it: false when it may have.
+func (b *builder) firstWrite(k, id uint64) bool {
+	if b.seen == nil {
+		return false
+	}
+	x := (id ^ k<<56) * 0x9e3779b97f4a7c15
+	x ^= x >> 31
+	i := x & uint64(len(b.seen)*64-1)
+	w, m := &b.seen[i>>6], uint64(1)<<(i&63)
+	if *w&m != 0 {
+		return false
+	}
+	*w |= m
+	return true
+}
+
+// variantState is a public variant state a fresh builder wrote: what the variant lists and the
+// search documents need of it.
+type variantState struct {
+	id    schema.VariantID
+	pid   schema.ProductID
+	pos   int
+	seq   int32 // order of the write in the batch
+	avail uint8 // availRank
+	live  bool  // false: the public state was emptied
+}
+
+// availRank orders availabilities as schema.BestAvailability does: in stock before low stock
+// before anything else.
+func availRank(a schema.Availability) uint8 {
+	switch a {
+	case schema.InStock:
+		return 2
+	case schema.LowStock:
+		return 1
+	}
+	return 0
+}
+
+// rankAvail is availRank's inverse, out of stock for any other rank.
+func rankAvail(r uint8) schema.Availability {
+	switch r {
+	case 2:
+		return schema.InStock
+	case 1:
+		return schema.LowStock
+	}
+	return schema.OutOfStock
 }
 
 func newBuilder(s *Snapshot) *builder {
@@ -257,6 +344,7 @@ func newBuilder(s *Snapshot) *builder {
 		b.currencies.b = immutable.NewMapBuilder[string, slot[schema.Currency]](stringHasher{})
 		b.posts.b = immutable.NewMapBuilder[schema.PostID, slot[schema.Post]](intHasher[schema.PostID]{})
 		b.postOrder.b = immutable.NewSortedMapBuilder[orderKey, schema.PostID](newestFirst{})
+		b.fresh = true
 		return b
 	}
 	b.products.m, b.slugs.m, b.order.m, b.featured.m = s.products, s.slugs, s.order, s.featured
@@ -267,6 +355,9 @@ func newBuilder(s *Snapshot) *builder {
 }
 
 func (b *builder) snapshot() *Snapshot {
+	if b.fresh && len(b.pubVariants) > 0 {
+		b.listVariants()
+	}
 	b.mm.done(&b.merch)
 	b.finishMerch()
 	return &Snapshot{
@@ -355,7 +446,10 @@ func (b *builder) apply(c *schema.Change) error {
 		if v != nil && v.ID != id {
 			return fmt.Errorf("replica: product %s carries id %d", c.ID, v.ID)
 		}
-		s, _ := b.products.Get(id)
+		var s slot[schema.Product]
+		if !b.firstWrite(1, uint64(id)) {
+			s, _ = b.products.Get(id)
+		}
 		old, ok := put(&s, c, v, b)
 		if !ok {
 			return nil
@@ -387,13 +481,27 @@ func (b *builder) apply(c *schema.Change) error {
 		if err != nil {
 			return err
 		}
-		s, _ := b.variants.Get(id)
+		var s slot[schema.Variant]
+		if !b.firstWrite(2, uint64(id)) {
+			s, _ = b.variants.Get(id)
+		}
 		old, ok := put(&s, c, v, b)
 		if !ok {
 			return nil
 		}
 		b.variants.Set(id, s)
-		if c.Vis == schema.Pub {
+		if c.Vis == schema.Pub && b.fresh {
+			// The lists are made at the end (listVariants); the products are dirty now.
+			if old != nil {
+				b.dirty.product(old.ProductID)
+			}
+			vs := variantState{id: id, seq: int32(len(b.pubVariants))}
+			if v != nil {
+				b.dirty.product(v.ProductID)
+				vs.pid, vs.pos, vs.avail, vs.live = v.ProductID, v.Position, availRank(v.Availability), true
+			}
+			b.pubVariants = append(b.pubVariants, vs)
+		} else if c.Vis == schema.Pub {
 			if old != nil {
 				b.indexVariant(old.ProductID, id, v)
 			}
@@ -495,4 +603,50 @@ func (b *builder) indexVariant(pid schema.ProductID, changed schema.VariantID, p
 		b.byProduct.Set(pid, ids)
 	}
 	b.dirty.product(pid)
+}
+
+// listVariants makes every product's list of public variants, and the best availability of
+// each (best), from the public variant states a fresh builder wrote, whose byProduct started
+// empty: the lists indexVariant would have left, each made once. The last state written of each
+// variant is its state in the snapshot (a write is logged only when applied).
+func (b *builder) listVariants() {
+	rs := b.pubVariants
+	b.pubVariants = nil
+	// The last write of each variant, then the live ones by product, position and id. A
+	// bootstrap writes each variant once, mostly in id order: both sorts see sorted runs.
+	slices.SortFunc(rs, func(x, y variantState) int { return cmp.Or(cmp.Compare(x.id, y.id), cmp.Compare(x.seq, y.seq)) })
+	n := 0
+	for i := range rs {
+		if rs[i].live && (i+1 == len(rs) || rs[i+1].id != rs[i].id) {
+			rs[n] = rs[i]
+			n++
+		}
+	}
+	rs = rs[:n]
+	slices.SortFunc(rs, func(x, y variantState) int {
+		return cmp.Or(cmp.Compare(x.pid, y.pid), cmp.Compare(x.pos, y.pos), cmp.Compare(x.id, y.id))
+	})
+	// One array, each product's list a capped slice of it (a later change replaces a list, never
+	// writes into it): one allocation instead of one per product. The array stays while any of
+	// its lists does, 8 bytes per variant at most.
+	ids := make([]schema.VariantID, len(rs))
+	for i := range rs {
+		ids[i] = rs[i].id
+	}
+	np := 0
+	for i := range rs {
+		if i == 0 || rs[i].pid != rs[i-1].pid {
+			np++
+		}
+	}
+	b.best = make(map[schema.ProductID]schema.Availability, np)
+	for lo := 0; lo < len(rs); {
+		hi, best := lo, uint8(0)
+		for ; hi < len(rs) && rs[hi].pid == rs[lo].pid; hi++ {
+			best = max(best, rs[hi].avail)
+		}
+		b.byProduct.Set(rs[lo].pid, ids[lo:hi:hi])
+		b.best[rs[lo].pid] = rankAvail(best)
+		lo = hi
+	}
 }

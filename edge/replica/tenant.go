@@ -148,6 +148,7 @@ func (t *Tenant) WaitFor(v int64, timeout time.Duration) bool {
 func (t *Tenant) applyPending(top int64, errs func(c *schema.Change, err error)) {
 	old := t.snap.Load()
 	b := newBuilder(old)
+	b.sizeFor(t.pending)
 	for _, c := range t.pending {
 		if err := b.apply(c); err != nil && errs != nil {
 			errs(c, err)
@@ -166,7 +167,7 @@ func (t *Tenant) applyPending(top int64, errs func(c *schema.Change, err error))
 	if info := t.info.Load(); info != nil {
 		cur = info.DefaultCurrency()
 	}
-	s.index, s.indexCur = nextIndex(old, s, b.dirty.products, cur), cur
+	s.index, s.indexCur = nextIndex(old, s, b.dirty.products, cur, b.best), cur
 	t.snap.Store(s)
 	t.lastApp = time.Now()
 	// Publish the snapshot first, then bump counters (see the package invariants).
