@@ -438,6 +438,12 @@ func TestRelayChangeSchemaFlag(t *testing.T) {
 			t.Errorf("--change-schema %s: %v, want it refused", value, err)
 		}
 	}
+	for _, value := range []string{"-1ms", "soon"} {
+		err := run(context.Background(), []string{"relay", "--linger", value, "--nats-url", "nats://127.0.0.1:1", "--ops-addr", "off"})
+		if err == nil || !strings.Contains(err.Error(), "linger") {
+			t.Errorf("--linger %s: %v, want it refused", value, err)
+		}
+	}
 }
 
 // An edge process that meets changes of a newer schema than it reads (a relay switched before

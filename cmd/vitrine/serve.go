@@ -339,6 +339,9 @@ func runRelay(ctx context.Context, args []string) error {
 	if err := f.Parse(args); err != nil {
 		return err
 	}
+	if *linger < 0 {
+		return fmt.Errorf("--linger must be 0 (off) or a positive duration, not %v", *linger)
+	}
 	if err := schema.CheckWriteSchema(*changeSchema); err != nil {
 		return fmt.Errorf("--change-schema: %w", err)
 	}
