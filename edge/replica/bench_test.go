@@ -16,17 +16,17 @@ const (
 	benchSeed               = 42
 )
 
-// benchCatalog returns the registry batch and one bootstrap batch of benchProducts products with
+// benchCatalog returns the registry batch and one bootstrap batch of n products with
 // benchVariantsPerProduct variants each, ending with the log's head. Titles, descriptions,
 // categories and prices come from searchtest's synthetic catalog, so that the search index kept
 // beside the snapshot has realistic text to index.
-func benchCatalog() (reg, batch []*schema.Change) {
+func benchCatalog(n int) (reg, batch []*schema.Change) {
 	s := newSite(nil, replica.Config{})
 	reg = s.register(tenantEntry("shop", 0, schema.TenantActive))
 	w := s.log("shop")
-	docs := searchtest.Catalog(benchProducts, benchSeed)
-	batch = make([]*schema.Change, 0, benchProducts*(1+benchVariantsPerProduct)+1)
-	for i := int64(1); i <= benchProducts; i++ {
+	docs := searchtest.Catalog(n, benchSeed)
+	batch = make([]*schema.Change, 0, n*(1+benchVariantsPerProduct)+1)
+	for i := int64(1); i <= int64(n); i++ {
 		tx := w.begin()
 		d := docs[i-1]
 		p := product(i, fmt.Sprintf("product-%d", i), t0.Add(time.Duration(i)*time.Second))
@@ -43,7 +43,7 @@ func benchCatalog() (reg, batch []*schema.Change) {
 }
 
 func BenchmarkApplyBootstrap(b *testing.B) {
-	reg, batch := benchCatalog()
+	reg, batch := benchCatalog(benchProducts)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -70,7 +70,7 @@ func BenchmarkApplyBootstrap(b *testing.B) {
 // description (every indexed word changes), "availability" changes one of its variants'
 // availability (the product's document changes through its variants).
 func BenchmarkApplyIncremental(b *testing.B) {
-	reg, batch := benchCatalog()
+	reg, batch := benchCatalog(benchProducts)
 	others := searchtest.Catalog(1000, benchSeed+1)
 	for _, kind := range []string{"same", "price", "text", "availability"} {
 		b.Run(kind, func(b *testing.B) {

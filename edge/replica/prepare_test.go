@@ -129,7 +129,7 @@ func plainProduct(t *testing.T, c *schema.Change) *schema.Product {
 // BenchmarkApplyBootstrapPrepared is BenchmarkApplyBootstrap with the entities decoded by Prepare
 // on GOMAXPROCS goroutines first (timed), as a follower with a decode pool does.
 func BenchmarkApplyBootstrapPrepared(b *testing.B) {
-	reg, batch := benchCatalog()
+	reg, batch := benchCatalog(benchProducts)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

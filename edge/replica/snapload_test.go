@@ -2,7 +2,6 @@ package replica_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"vitrine/edge/replica"
-	"vitrine/edge/search/searchtest"
 	"vitrine/schema"
 	syncfeed "vitrine/sync/feed"
 	"vitrine/sync/snapshot"
@@ -24,25 +22,7 @@ import (
 // are 400k entities), and the raw JSON size of the entity states.
 func snapCatalog(tb testing.TB, n int) (platform, shard []byte, raw int64) {
 	tb.Helper()
-	s := newSite(nil, replica.Config{})
-	reg := s.register(tenantEntry("shop", 0, schema.TenantActive))
-	w := s.log("shop")
-	docs := searchtest.Catalog(n, benchSeed)
-	var batch []*schema.Change
-	for i := int64(1); i <= int64(n); i++ {
-		tx := w.begin()
-		d := docs[i-1]
-		p := product(i, fmt.Sprintf("product-%d", i), t0.Add(time.Duration(i)*time.Second))
-		p.Title, p.Description, p.CategoryIDs = d.Title, d.Description, d.CategoryIDs
-		p.Prices["USD"] = d.Price
-		p.Featured = i%50 == 0
-		tx.putProduct(nil, p)
-		for k := int64(0); k < benchVariantsPerProduct; k++ {
-			tx.putVariant(nil, p, nil, variant(1_000_000+i*10+k, i, int(k), schema.InStock))
-		}
-		batch = append(batch, body(tx.commit())...)
-	}
-	batch = append(batch, head("shop", w.version))
+	reg, batch := benchCatalog(n) // each ends with its log's head
 	cfg := syncfeed.Config{}.WithDefaults()
 	seq := uint64(0)
 	recs := func(cs []*schema.Change, shard int) []snapshot.Record {
@@ -59,12 +39,12 @@ func snapCatalog(tb testing.TB, n int) (platform, shard []byte, raw int64) {
 	sr := recs(batch, 0)
 	var err error
 	platform, err = snapshot.Encode(snapshot.Header{Epoch: epoch, Created: created, Shard: schema.PlatformLog, Seq: seq, ListedAt: seq,
-		Shards: []string{"0"}, Heads: []snapshot.Head{{Log: schema.PlatformLog, Version: s.platform.version}}, Taken: time.Now()}, pr)
+		Shards: []string{"0"}, Heads: []snapshot.Head{{Log: schema.PlatformLog, Version: reg[len(reg)-1].Version}}, Taken: time.Now()}, pr)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	shard, err = snapshot.Encode(snapshot.Header{Epoch: epoch, Created: created, Shard: "0", Seq: seq,
-		Heads: []snapshot.Head{{Log: "shop", Version: w.version}}, Taken: time.Now()}, sr)
+		Heads: []snapshot.Head{{Log: "shop", Version: batch[len(batch)-1].Version}}, Taken: time.Now()}, sr)
 	if err != nil {
 		tb.Fatal(err)
 	}
