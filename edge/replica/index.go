@@ -92,7 +92,8 @@ func allDocs(s *Snapshot, cur string, best map[schema.ProductID]schema.Availabil
 }
 
 // bestAvailabilities returns the best availability of the public variants of every product of s
-// that has any (schema.BestAvailability, whose result does not depend on the variants' order). A
+// that has any (schema.BestAvailability, whose result does not depend on the variants' order; by
+// availRank, as listVariants folds it). A
 // public variant is in its product's list (byProduct) by the builder's invariant.
 func bestAvailabilities(s *Snapshot) map[schema.ProductID]schema.Availability {
 	best := make(map[schema.ProductID]schema.Availability, s.byProduct.Len())
@@ -102,13 +103,8 @@ func bestAvailabilities(s *Snapshot) map[schema.ProductID]schema.Availability {
 		if v == nil {
 			continue
 		}
-		switch b, ok := best[v.ProductID]; {
-		case v.Availability == schema.InStock:
-			best[v.ProductID] = schema.InStock
-		case v.Availability == schema.LowStock && b != schema.InStock:
-			best[v.ProductID] = schema.LowStock
-		case !ok:
-			best[v.ProductID] = schema.OutOfStock
+		if b, ok := best[v.ProductID]; !ok || availRank(v.Availability) > availRank(b) {
+			best[v.ProductID] = rankAvail(availRank(v.Availability))
 		}
 	}
 	return best
