@@ -20,27 +20,33 @@ import (
 //
 // The strings of a fast-decoded entity share one allocation (they live and die with the entity),
 // and enumerated values (statuses, availabilities) are the package's constants.
-func DecodeEntity(data []byte, v any) error {
+func DecodeEntity(data []byte, v any) error { return DecodeEntityInterned(data, v, nil) }
+
+// DecodeEntityInterned decodes as DecodeEntity does, with the same result, except that a
+// fast-decoded product's or variant's price map and a variant's option list are in's shared
+// copies (see Interner): values equal to what DecodeEntity returns, which must never be modified.
+// A nil in decodes as DecodeEntity.
+func DecodeEntityInterned(data []byte, v any, in *Interner) error {
 	var ok bool
 	switch e := v.(type) {
 	case *Product:
-		if ok = decodeFast(data, e, decodeProduct); !ok {
+		if ok = decodeFast(data, in, e, decodeProduct); !ok {
 			*e = Product{}
 		}
 	case *Variant:
-		if ok = decodeFast(data, e, decodeVariant); !ok {
+		if ok = decodeFast(data, in, e, decodeVariant); !ok {
 			*e = Variant{}
 		}
 	case *Category:
-		if ok = decodeFast(data, e, decodeCategory); !ok {
+		if ok = decodeFast(data, nil, e, decodeCategory); !ok {
 			*e = Category{}
 		}
 	case *Currency:
-		if ok = decodeFast(data, e, decodeCurrency); !ok {
+		if ok = decodeFast(data, nil, e, decodeCurrency); !ok {
 			*e = Currency{}
 		}
 	case *Post:
-		if ok = decodeFast(data, e, decodePost); !ok {
+		if ok = decodeFast(data, nil, e, decodePost); !ok {
 			*e = Post{}
 		}
 	}
@@ -52,8 +58,8 @@ func DecodeEntity(data []byte, v any) error {
 
 // decodeFast runs an entity's decoder over the whole of data; the entity's decoder compacts its
 // strings on success.
-func decodeFast[T any](data []byte, v *T, f func(*decoder, *T) bool) bool {
-	d := decoder{b: data}
+func decodeFast[T any](data []byte, in *Interner, v *T, f func(*decoder, *T) bool) bool {
+	d := decoder{b: data, in: in}
 	if !f(&d, v) {
 		return false
 	}
@@ -69,6 +75,8 @@ type decoder struct {
 	// scratch holds the unescaped strings of the document (at most len(b) bytes in all), until
 	// compact copies them with the others.
 	scratch []byte
+	// in, when set, supplies shared price maps and option lists (DecodeEntityInterned).
+	in *Interner
 }
 
 func (d *decoder) ws() {
@@ -520,6 +528,9 @@ func (d *decoder) prices(dst *Prices) bool {
 	if d.null() {
 		return true
 	}
+	if d.in != nil {
+		return d.sharedPrices(dst)
+	}
 	m := Prices{}
 	if !d.object(func(key string) bool {
 		var v int64
@@ -532,6 +543,35 @@ func (d *decoder) prices(dst *Prices) bool {
 		return false
 	}
 	*dst = m
+	return true
+}
+
+// sharedPrices decodes a Prices map as prices does, into the interner's shared copy.
+func (d *decoder) sharedPrices(dst *Prices) bool {
+	var buf [8]pricePair
+	pairs := buf[:0]
+	if !d.object(func(key string) bool {
+		var v int64
+		if d.peek() == 'n' || !d.int64(&v) {
+			return false
+		}
+		// Kept sorted by code; a repeated code takes the later amount.
+		i := 0
+		for i < len(pairs) && pairs[i].code < key {
+			i++
+		}
+		if i < len(pairs) && pairs[i].code == key {
+			pairs[i].amount = v
+			return true
+		}
+		pairs = append(pairs, pricePair{})
+		copy(pairs[i+1:], pairs[i:])
+		pairs[i] = pricePair{code: key, amount: v}
+		return true
+	}) {
+		return false
+	}
+	*dst = d.in.sharedPrices(pairs)
 	return true
 }
 
@@ -680,6 +720,10 @@ func decodeOptions(d *decoder, dst *[]Option) bool {
 	}); !ok {
 		return false
 	}
+	if d.in != nil && len(out) > 0 {
+		*dst = d.in.sharedOptions(out)
+		return true
+	}
 	*dst = append(make([]Option, 0, len(out)), out...)
 	return true
 }
@@ -759,8 +803,10 @@ func decodeVariant(d *decoder, v *Variant) bool {
 	}
 	var buf [32]*string
 	ps := append(buf[:0], &v.SKU, &v.Title, (*string)(&v.Availability))
-	for k := range v.Options {
-		ps = append(ps, &v.Options[k].Name, &v.Options[k].Value)
+	if d.in == nil { // shared options own their strings, and are never written
+		for k := range v.Options {
+			ps = append(ps, &v.Options[k].Name, &v.Options[k].Value)
+		}
 	}
 	d.compact(ps)
 	return true

@@ -34,22 +34,31 @@ func sampleEntities() []any {
 	}
 }
 
-// differential decodes data with encoding/json and with DecodeEntity into every fast kind and
-// fails on any difference, of value or of error.
+// differential decodes data with encoding/json, with DecodeEntity and twice with
+// DecodeEntityInterned (a fresh interner, then the same one holding what the first decode put in
+// it) into every fast kind, and fails on any difference, of value or of error.
 func differential(t *testing.T, data []byte) {
 	t.Helper()
+	in := NewInterner(16)
 	for _, zero := range []func() any{
 		func() any { return new(Product) }, func() any { return new(Variant) }, func() any { return new(Category) },
 		func() any { return new(Currency) }, func() any { return new(Post) },
 	} {
-		want, got := zero(), zero()
+		want := zero()
 		werr := json.Unmarshal(data, want)
-		gerr := DecodeEntity(data, got)
-		if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
-			t.Fatalf("%T %q: error %v, encoding/json %v", want, data, gerr, werr)
-		}
-		if !reflect.DeepEqual(want, got) {
-			t.Fatalf("%T %q:\n got %#v\nwant %#v", want, data, got, want)
+		for i, decode := range []func(any) error{
+			func(v any) error { return DecodeEntity(data, v) },
+			func(v any) error { return DecodeEntityInterned(data, v, in) },
+			func(v any) error { return DecodeEntityInterned(data, v, in) },
+		} {
+			got := zero()
+			gerr := decode(got)
+			if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
+				t.Fatalf("%T %q (decoder %d): error %v, encoding/json %v", want, data, i, gerr, werr)
+			}
+			if !reflect.DeepEqual(want, got) {
+				t.Fatalf("%T %q (decoder %d):\n got %#v\nwant %#v", want, data, i, got, want)
+			}
 		}
 	}
 }
@@ -67,15 +76,15 @@ func TestDecodeEntityFast(t *testing.T) {
 		got := reflect.New(reflect.TypeOf(e).Elem()).Interface()
 		switch v := got.(type) {
 		case *Product:
-			ok = decodeFast(data, v, decodeProduct)
+			ok = decodeFast(data, nil, v, decodeProduct)
 		case *Variant:
-			ok = decodeFast(data, v, decodeVariant)
+			ok = decodeFast(data, nil, v, decodeVariant)
 		case *Category:
-			ok = decodeFast(data, v, decodeCategory)
+			ok = decodeFast(data, nil, v, decodeCategory)
 		case *Currency:
-			ok = decodeFast(data, v, decodeCurrency)
+			ok = decodeFast(data, nil, v, decodeCurrency)
 		case *Post:
-			ok = decodeFast(data, v, decodePost)
+			ok = decodeFast(data, nil, v, decodePost)
 		}
 		if !ok {
 			t.Fatalf("%T %s: not decoded by the fast path", e, data)

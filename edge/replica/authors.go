@@ -14,7 +14,7 @@ func (b *builder) applyAuthor(c *schema.Change) error {
 	if err != nil {
 		return err
 	}
-	v, err := decode[schema.Author](c)
+	v, err := decode[schema.Author](c, b.intern)
 	if err != nil {
 		return err
 	}

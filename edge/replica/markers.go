@@ -10,7 +10,7 @@ func (b *builder) applyMarker(c *schema.Change) error {
 	if err != nil {
 		return err
 	}
-	v, err := decode[schema.PostMarker](c)
+	v, err := decode[schema.PostMarker](c, b.intern)
 	if err != nil {
 		return err
 	}

@@ -109,7 +109,7 @@ func (b *builder) applyMerch(c *schema.Change) (ok bool, err error) {
 		if err != nil {
 			return true, err
 		}
-		v, err := decode[schema.FlashSale](c)
+		v, err := decode[schema.FlashSale](c, b.intern)
 		if err != nil {
 			return true, err
 		}
@@ -123,7 +123,7 @@ func (b *builder) applyMerch(c *schema.Change) (ok bool, err error) {
 		if err != nil {
 			return true, err
 		}
-		v, err := decode[schema.Section](c)
+		v, err := decode[schema.Section](c, b.intern)
 		if err != nil {
 			return true, err
 		}
@@ -137,7 +137,7 @@ func (b *builder) applyMerch(c *schema.Change) (ok bool, err error) {
 		if err != nil {
 			return true, err
 		}
-		v, err := decode[schema.Review](c)
+		v, err := decode[schema.Review](c, b.intern)
 		if err != nil {
 			return true, err
 		}
@@ -162,7 +162,7 @@ func (b *builder) applyMerch(c *schema.Change) (ok bool, err error) {
 		if err != nil {
 			return true, err
 		}
-		v, err := decode[schema.ProductStats](c)
+		v, err := decode[schema.ProductStats](c, b.intern)
 		if err != nil {
 			return true, err
 		}

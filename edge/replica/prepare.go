@@ -33,38 +33,38 @@ func (r *Replica) Prepare(c *schema.Change) {
 	var err error
 	switch c.Kind {
 	case schema.KindProduct:
-		v, err = decodeNew[schema.Product](c.Data)
+		v, err = decodeNew[schema.Product](c.Data, r.intern)
 	case schema.KindVariant:
-		v, err = decodeNew[schema.Variant](c.Data)
+		v, err = decodeNew[schema.Variant](c.Data, r.intern)
 	case schema.KindCategory:
-		v, err = decodeNew[schema.Category](c.Data)
+		v, err = decodeNew[schema.Category](c.Data, r.intern)
 	case schema.KindCurrency:
-		v, err = decodeNew[schema.Currency](c.Data)
+		v, err = decodeNew[schema.Currency](c.Data, r.intern)
 	case schema.KindPost:
-		v, err = decodeNew[schema.Post](c.Data)
+		v, err = decodeNew[schema.Post](c.Data, r.intern)
 	case schema.KindFlashSale:
-		v, err = decodeNew[schema.FlashSale](c.Data)
+		v, err = decodeNew[schema.FlashSale](c.Data, r.intern)
 	case schema.KindSection:
-		v, err = decodeNew[schema.Section](c.Data)
+		v, err = decodeNew[schema.Section](c.Data, r.intern)
 	case schema.KindReview:
-		v, err = decodeNew[schema.Review](c.Data)
+		v, err = decodeNew[schema.Review](c.Data, r.intern)
 	case schema.KindStats:
-		v, err = decodeNew[schema.ProductStats](c.Data)
+		v, err = decodeNew[schema.ProductStats](c.Data, r.intern)
 	case schema.KindTerm:
-		v, err = decodeNew[schema.Term](c.Data)
+		v, err = decodeNew[schema.Term](c.Data, r.intern)
 	case schema.KindAuthor:
-		v, err = decodeNew[schema.Author](c.Data)
+		v, err = decodeNew[schema.Author](c.Data, r.intern)
 	case schema.KindPostMarker:
-		v, err = decodeNew[schema.PostMarker](c.Data)
+		v, err = decodeNew[schema.PostMarker](c.Data, r.intern)
 	default:
 		return
 	}
 	c.Decoded = &prepared{data: unsafe.SliceData(c.Data), n: len(c.Data), v: v, err: err}
 }
 
-func decodeNew[T any](data []byte) (*T, error) {
+func decodeNew[T any](data []byte, in *schema.Interner) (*T, error) {
 	v := new(T)
-	if err := schema.DecodeEntity(data, v); err != nil {
+	if err := schema.DecodeEntityInterned(data, v, in); err != nil {
 		return nil, err
 	}
 	return v, nil

@@ -53,7 +53,14 @@ type Replica struct {
 	wasShed map[string]bool
 	// unsupported: logs of skipped changes of a newer schema (unsupported.go).
 	unsupported unsupportedLogs
+	// intern holds one copy of the price maps and option lists the replica's products and
+	// variants repeat (schema.Interner); every generation decodes with it.
+	intern *schema.Interner
 }
+
+// internLimit bounds the distinct price maps and option lists a replica shares (each); values
+// past it are held per entity, as without sharing.
+const internLimit = 1 << 15
 
 type stats struct {
 	heldHeads, disagreements, resyncs atomic.Uint64
@@ -115,7 +122,7 @@ func New(cfg Config) *Replica {
 	if cfg.ResyncEvery == 0 {
 		cfg.ResyncEvery = 30 * time.Second
 	}
-	r := &Replica{cfg: cfg, log: cfg.Logger.With("component", "replica")}
+	r := &Replica{cfg: cfg, log: cfg.Logger.With("component", "replica"), intern: schema.NewInterner(internLimit)}
 	r.heard.init(time.Now())
 	r.gen.Store(newGeneration(""))
 	return r
@@ -312,7 +319,7 @@ func (r *Replica) applyLog(g *generation, t *Tenant, top int64) (disagrees bool)
 		return false
 	}
 	before := t.heldBy()
-	t.applyPending(top, func(c *schema.Change, err error) {
+	t.applyPending(top, r.intern, func(c *schema.Change, err error) {
 		r.log.Error("skipping a change that does not apply", "log", c.Log, "key", c.Key(), "version", c.Version, "err", err)
 	})
 	if r.settle(g, t, before, top) {

@@ -224,6 +224,7 @@ func (d *dirty) post(id schema.PostID) {
 
 // builder applies changes to a copy of a snapshot.
 type builder struct {
+	intern     *schema.Interner // shares decoded entities' repeated values (may be nil)
 	version    int64
 	bytes      int64
 	digest     schema.LogDigest
@@ -399,8 +400,8 @@ func put[T any](s *slot[T], c *schema.Change, v *T, b *builder) (old *T, applied
 }
 
 // decode returns a change's entity: the one Prepare decoded from the change's data, when it did,
-// else one decoded now.
-func decode[T any](c *schema.Change) (*T, error) {
+// else one decoded now, with in.
+func decode[T any](c *schema.Change, in *schema.Interner) (*T, error) {
 	if c.Deleted {
 		return nil, nil
 	}
@@ -414,7 +415,7 @@ func decode[T any](c *schema.Change) (*T, error) {
 	}
 	if v == nil && err == nil {
 		v = new(T)
-		err = schema.DecodeEntity(c.Data, v)
+		err = schema.DecodeEntityInterned(c.Data, v, in)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("replica: decode %s %s: %w", c.Kind, c.ID, err)
@@ -439,7 +440,7 @@ func (b *builder) apply(c *schema.Change) error {
 		if err != nil {
 			return err
 		}
-		v, err := decode[schema.Product](c)
+		v, err := decode[schema.Product](c, b.intern)
 		if err != nil {
 			return err
 		}
@@ -477,7 +478,7 @@ func (b *builder) apply(c *schema.Change) error {
 		if err != nil {
 			return err
 		}
-		v, err := decode[schema.Variant](c)
+		v, err := decode[schema.Variant](c, b.intern)
 		if err != nil {
 			return err
 		}
@@ -514,7 +515,7 @@ func (b *builder) apply(c *schema.Change) error {
 		if err != nil {
 			return err
 		}
-		v, err := decode[schema.Category](c)
+		v, err := decode[schema.Category](c, b.intern)
 		if err != nil {
 			return err
 		}
@@ -524,7 +525,7 @@ func (b *builder) apply(c *schema.Change) error {
 			b.dirty.taxonomy = true
 		}
 	case schema.KindCurrency:
-		v, err := decode[schema.Currency](c)
+		v, err := decode[schema.Currency](c, b.intern)
 		if err != nil {
 			return err
 		}
@@ -538,7 +539,7 @@ func (b *builder) apply(c *schema.Change) error {
 		if err != nil {
 			return err
 		}
-		v, err := decode[schema.Post](c)
+		v, err := decode[schema.Post](c, b.intern)
 		if err != nil {
 			return err
 		}

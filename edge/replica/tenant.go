@@ -145,9 +145,11 @@ func (t *Tenant) WaitFor(v int64, timeout time.Duration) bool {
 // applyPending applies every buffered change as one new snapshot at version at least top, then
 // bumps the counters of what changed. errs receives changes that could not be applied (malformed
 // data); they are skipped. The caller decides which version the tenant may claim (claim).
-func (t *Tenant) applyPending(top int64, errs func(c *schema.Change, err error)) {
+// Entities are decoded with in.
+func (t *Tenant) applyPending(top int64, in *schema.Interner, errs func(c *schema.Change, err error)) {
 	old := t.snap.Load()
 	b := newBuilder(old)
+	b.intern = in
 	b.sizeFor(t.pending)
 	for _, c := range t.pending {
 		if err := b.apply(c); err != nil && errs != nil {

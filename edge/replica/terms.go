@@ -24,7 +24,7 @@ func (b *builder) applyTerm(c *schema.Change) error {
 	if err != nil {
 		return err
 	}
-	v, err := decode[schema.Term](c)
+	v, err := decode[schema.Term](c, b.intern)
 	if err != nil {
 		return err
 	}
