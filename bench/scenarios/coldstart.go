@@ -19,8 +19,9 @@ import (
 
 // Cold-start targets of the issue.
 const (
-	coldTargetServe = 3 * time.Second // 100k products serving
-	coldTargetRSS   = 2.0             // steady RSS against the catalog's raw JSON
+	coldTargetShard = 2 * time.Second  // an empty edge of the 100k tenant's shard alone, to serving it
+	coldTargetAll   = 10 * time.Second // an empty edge of every shard, to serving the 100k tenant
+	coldTargetRSS   = 2.0              // steady RSS against the catalog's raw JSON
 )
 
 // coldPlan sizes the cold-start scenario.
@@ -68,11 +69,14 @@ type ColdStartResult struct {
 	Targets         []ColdTarget  `json:"targets"`
 	Runs            []ColdEdgeRun `json:"runs"`
 	// EmptyRSS is the steady RSS of an edge that holds no tenant (the process's own floor).
-	EmptyRSS    int64           `json:"empty_edge_rss_bytes"`
-	Method      string          `json:"method"`
-	TargetServe float64         `json:"target_serve_s"`
-	TargetRSS   float64         `json:"target_rss_ratio"`
-	Met         map[string]bool `json:"met"`
+	EmptyRSS int64  `json:"empty_edge_rss_bytes"`
+	Method   string `json:"method"`
+	// TargetServeShard and TargetServeAll are the issue's serve targets: the largest tenant
+	// served by an empty edge of its shard alone, and by an empty edge of every shard.
+	TargetServeShard float64         `json:"target_serve_shard_s"`
+	TargetServeAll   float64         `json:"target_serve_all_s"`
+	TargetRSS        float64         `json:"target_rss_ratio"`
+	Met              map[string]bool `json:"met"`
 }
 
 // ColdTarget is one measured tenant.
@@ -138,7 +142,7 @@ func runColdStart(ctx context.Context, env bench.Env) (_ report.Section, err err
 	}
 	defer closeCluster(c, &err)
 	res := ColdStartResult{TemplateProducts: plan.template, OtherTenants: plan.others, Method: coldMethod,
-		TargetServe: coldTargetServe.Seconds(), TargetRSS: coldTargetRSS, Met: map[string]bool{}}
+		TargetServeShard: coldTargetShard.Seconds(), TargetServeAll: coldTargetAll.Seconds(), TargetRSS: coldTargetRSS, Met: map[string]bool{}}
 
 	tpl, err := c.CreateTenant(ctx, "template", cluster.TenantOptions{Products: plan.template, Progress: seedProgress(env, "template")})
 	if err != nil {
@@ -254,17 +258,27 @@ func runColdStart(ctx context.Context, env bench.Env) (_ report.Section, err err
 	// isolated tenant's memory against its own catalog.
 	largest := targets[len(targets)-1].Slug
 	serveAll := res.Runs[0].Serve[largest]
-	res.Met["serve"] = serveAll <= coldTargetServe.Seconds()
+	res.Met["serve"] = serveAll <= coldTargetAll.Seconds()
 	sec.Summary = append(sec.Summary, fmt.Sprintf("Cold start of an empty edge following every shard from the stream alone (%d entities in the stream, %d of them other tenants'): "+
-		"**%s (%d products) served in %.2f s** from the process start — target %s products within %.0f s: %s. /readyz after %.2f s.",
-		res.Runs[0].Entities, res.OtherEntities, largest, res.Targets[len(targets)-1].Products, serveAll, coldTargetLabel(env.Short), coldTargetServe.Seconds(),
+		"**%s (%d products) served in %.2f s** from the process start — target %s products among every shard within %.0f s: %s. /readyz after %.2f s.",
+		res.Runs[0].Entities, res.OtherEntities, largest, res.Targets[len(targets)-1].Products, serveAll, coldTargetLabel(env.Short), coldTargetAll.Seconds(),
 		verdictNote(res.Met["serve"], env.Short), res.Runs[0].Ready))
 	snapAll := res.Runs[1]
-	res.Met["serve from snapshots"] = snapAll.FromSnapshot > 0 && snapAll.Serve[largest] <= coldTargetServe.Seconds()
+	res.Met["serve from snapshots"] = snapAll.FromSnapshot > 0 && snapAll.Serve[largest] <= coldTargetAll.Seconds()
 	sec.Summary = append(sec.Summary, fmt.Sprintf("The same edge from the per-shard snapshots: **%s served in %.2f s** (%.1f× faster), /readyz after %.2f s; "+
 		"its follower reports %d snapshot bootstrap(s) and %d fallback(s): %s. Writing the %d snapshots (%d records, %s) took %.2f s.",
 		largest, snapAll.Serve[largest], serveAll/max(snapAll.Serve[largest], 1e-9), snapAll.Ready, snapAll.FromSnapshot, snapAll.SnapshotFallbacks,
 		verdictNote(res.Met["serve from snapshots"], env.Short), res.SnapshotObjects, res.SnapshotRecords, mib(res.SnapshotBytes), res.SnapshotSeconds))
+	// The largest tenant's shard alone, from the stream and from snapshots.
+	for _, r := range res.Runs {
+		if r.Shards != strconv.Itoa(targets[len(targets)-1].Shard) {
+			continue
+		}
+		key := "serve " + r.Name
+		res.Met[key] = r.Serve[largest] > 0 && r.Serve[largest] <= coldTargetShard.Seconds() && (r.Bootstrap != "snapshots" || r.FromSnapshot > 0)
+		sec.Summary = append(sec.Summary, fmt.Sprintf("An empty edge of %s: **%s served in %.2f s** — target %s products of one shard within %.0f s: %s.",
+			r.Name, largest, r.Serve[largest], coldTargetLabel(env.Short), coldTargetShard.Seconds(), verdictNote(res.Met[key], env.Short)))
+	}
 	for _, r := range res.Runs {
 		key := "rss " + r.Name
 		res.Met[key] = r.Ratio <= coldTargetRSS
