@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"sync"
 	"unsafe"
 
 	"vitrine/schema"
@@ -18,6 +19,29 @@ type prepared struct {
 	n    int
 	v    any // a *T of the change's kind
 	err  error
+}
+
+// preparedSlab hands out prepared records from blocks of preparedBlock. A prepared record lives
+// only from Prepare to the change's apply, while the entity it carries stays: allocated one by
+// one, the records were interleaved with the entities' own small allocations and left, once
+// freed, a heap of half-empty spans after every snapshot load. A block is one allocation, freed
+// whole once its changes are applied.
+type preparedSlab struct {
+	mu  sync.Mutex
+	cur []prepared
+}
+
+const preparedBlock = 1024
+
+func (s *preparedSlab) next() *prepared {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.cur) == 0 {
+		s.cur = make([]prepared, preparedBlock)
+	}
+	p := &s.cur[0]
+	s.cur = s.cur[1:]
+	return p
 }
 
 // Prepare decodes a change's entity ahead of Change (feed.Preparer). It is safe for concurrent
@@ -59,7 +83,9 @@ func (r *Replica) Prepare(c *schema.Change) {
 	default:
 		return
 	}
-	c.Decoded = &prepared{data: unsafe.SliceData(c.Data), n: len(c.Data), v: v, err: err}
+	p := r.prepared.next()
+	*p = prepared{data: unsafe.SliceData(c.Data), n: len(c.Data), v: v, err: err}
+	c.Decoded = p
 }
 
 func decodeNew[T any](data []byte, in *schema.Interner) (*T, error) {

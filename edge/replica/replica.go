@@ -56,6 +56,8 @@ type Replica struct {
 	// intern holds one copy of the price maps and option lists the replica's products and
 	// variants repeat (schema.Interner); every generation decodes with it.
 	intern *schema.Interner
+	// prepared allocates Prepare's records in blocks (prepare.go).
+	prepared preparedSlab
 }
 
 // internLimit bounds the distinct price maps and option lists a replica shares (each); values

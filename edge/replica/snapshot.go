@@ -412,6 +412,7 @@ func decode[T any](c *schema.Change, in *schema.Interner) (*T, error) {
 			v, _ = p.v.(*T)
 			err = p.err
 		}
+		*p = prepared{} // its block may outlive it: it must not keep the entity alive
 	}
 	if v == nil && err == nil {
 		v = new(T)
