@@ -54,9 +54,10 @@ func (in *Interner) sharedPrices(pairs []pricePair) Prices {
 	}
 	var kb [64]byte
 	key := kb[:0]
-	for _, p := range pairs {
-		key = append(key, p.code...)
+	for _, p := range pairs { // length-prefixed: no two price maps share a key
+		key = strconv.AppendInt(key, int64(len(p.code)), 10)
 		key = append(key, ':')
+		key = append(key, p.code...)
 		key = strconv.AppendInt(key, p.amount, 10)
 		key = append(key, ';')
 	}

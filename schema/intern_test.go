@@ -73,6 +73,45 @@ func TestInternerShares(t *testing.T) {
 	}
 }
 
+// TestInternerKeys decodes pairs of documents whose values a careless key would confuse, each pair
+// with one interner: the second must still decode exactly as encoding/json does.
+func TestInternerKeys(t *testing.T) {
+	for _, c := range [][2]string{
+		{`{"prices":{"A:1;B":2}}`, `{"prices":{"A":1,"B":2}}`},
+		{`{"prices":{"A":1,"B":2}}`, `{"prices":{"A:1;B":2}}`},
+		{`{"prices":{"1A":2}}`, `{"prices":{"":12}}`},
+		{`{"prices":{"A":-1}}`, `{"prices":{"A-":1}}`},
+		{`{"options":[{"name":"ab","value":"c"}]}`, `{"options":[{"name":"a","value":"bc"}]}`},
+		{`{"options":[{"name":"a","value":"1:b"}]}`, `{"options":[{"name":"a1:","value":"b"}]}`},
+		{`{"options":[{"name":"a","value":""},{"name":"","value":"b"}]}`, `{"options":[{"name":"a","value":"b"}]}`},
+	} {
+		interned(t, c[0], c[1])
+	}
+}
+
+// interned decodes every document into a variant with one interner and checks each against
+// encoding/json.
+func interned(t *testing.T, docs ...string) {
+	t.Helper()
+	in := NewInterner(16)
+	for _, d := range docs {
+		var want, got Variant
+		werr := json.Unmarshal([]byte(d), &want)
+		gerr := DecodeEntityInterned([]byte(d), &got, in)
+		if (werr == nil) != (gerr == nil) || !reflect.DeepEqual(want, got) {
+			t.Fatalf("%s after %q:\n got %#v (%v)\nwant %#v (%v)", d, docs, got, gerr, want, werr)
+		}
+	}
+}
+
+// FuzzDecodeEntityInterned decodes two documents with one interner, the second after whatever
+// the first left in it, and compares both with encoding/json.
+func FuzzDecodeEntityInterned(f *testing.F) {
+	f.Add([]byte(`{"prices":{"A:1;B":2}}`), []byte(`{"prices":{"A":1,"B":2}}`))
+	f.Add([]byte(`{"options":[{"name":"ab","value":"c"}],"prices":{}}`), []byte(`{"options":[{"name":"a","value":"bc"}],"prices":{"USD":1}}`))
+	f.Fuzz(func(t *testing.T, a, b []byte) { interned(t, string(a), string(b)) })
+}
+
 // TestInternerLimit: past its limit an interner keeps nothing more, and decoding stays correct.
 func TestInternerLimit(t *testing.T) {
 	in := NewInterner(2)
