@@ -21,8 +21,9 @@
 // Decoding a change's entity is most of what applying it costs and depends on the change alone:
 // Prepare (feed.Preparer) decodes it ahead on the follower's decode pool and leaves it on the
 // change; apply takes it when the change's data is still the data it was decoded from, and
-// decodes otherwise, with the same decoder (schema.DecodeEntity: encoding/json's result without
-// reflection for the hot kinds).
+// decodes otherwise, with the same decoder (schema.DecodeEntityInterned: encoding/json's result
+// without reflection for the hot kinds, with the price maps and option lists a catalog repeats
+// shared through the replica's schema.Interner).
 //
 // Every entity has two slots, one per visibility. A tombstone empties one slot; an edge only ever
 // fills the public one. Public queries read public slots; the origin's authenticated reads prefer
@@ -42,4 +43,6 @@
 //   - Counters used as cache dependencies are bumped after the Snapshot they describe is
 //     published, so a cache filler that read the counter before the Snapshot never stores a body
 //     newer counters would vouch for.
+//   - Entities are never modified once decoded: Snapshots share them with their successors, and
+//     entities share their price maps and option lists with each other.
 package replica
