@@ -2,6 +2,7 @@ package schema
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf16"
@@ -523,39 +524,26 @@ func decodeIDs[T ~int64](d *decoder, dst *[]T) bool {
 }
 
 // prices decodes a Prices map: null leaves it nil, {} makes it empty; a later key wins, as with
-// encoding/json.
+// encoding/json. With an interner, a map of at most maxSharedPrices codes is its shared copy.
 func (d *decoder) prices(dst *Prices) bool {
 	if d.null() {
 		return true
 	}
-	if d.in != nil {
-		return d.sharedPrices(dst)
-	}
-	m := Prices{}
-	if !d.object(func(key string) bool {
-		var v int64
-		if d.peek() == 'n' || !d.int64(&v) {
-			return false
-		}
-		m[currencyKey(key)] = v
-		return true
-	}) {
-		return false
-	}
-	*dst = m
-	return true
-}
-
-// sharedPrices decodes a Prices map as prices does, into the interner's shared copy.
-func (d *decoder) sharedPrices(dst *Prices) bool {
 	var buf [8]pricePair
-	pairs := buf[:0]
+	pairs := buf[:0] // sorted by code, while the map may still be shared
+	var m Prices     // the map itself, once it will not be
+	if d.in == nil {
+		m = Prices{}
+	}
 	if !d.object(func(key string) bool {
 		var v int64
 		if d.peek() == 'n' || !d.int64(&v) {
 			return false
 		}
-		// Kept sorted by code; a repeated code takes the later amount.
+		if m != nil {
+			m[currencyKey(key)] = v
+			return true
+		}
 		i := 0
 		for i < len(pairs) && pairs[i].code < key {
 			i++
@@ -564,16 +552,27 @@ func (d *decoder) sharedPrices(dst *Prices) bool {
 			pairs[i].amount = v
 			return true
 		}
-		pairs = append(pairs, pricePair{})
-		copy(pairs[i+1:], pairs[i:])
-		pairs[i] = pricePair{code: key, amount: v}
+		pairs = slices.Insert(pairs, i, pricePair{code: key, amount: v})
+		if len(pairs) > maxSharedPrices {
+			m = make(Prices, len(pairs))
+			for _, p := range pairs {
+				m[currencyKey(p.code)] = p.amount
+			}
+		}
 		return true
 	}) {
 		return false
 	}
-	*dst = d.in.sharedPrices(pairs)
+	if m == nil {
+		m = d.in.sharedPrices(pairs)
+	}
+	*dst = m
 	return true
 }
+
+// maxSharedPrices is the most codes a shared price map has: a larger one (never seen in a real
+// catalog) is its entity's own, so that keeping the codes sorted stays cheap.
+const maxSharedPrices = 16
 
 // currencyKey returns the currency code key as an owned string, common codes as constants.
 func currencyKey(k string) string {

@@ -89,6 +89,25 @@ func TestInternerKeys(t *testing.T) {
 	}
 }
 
+// TestInternerManyCodes: a price map of more than maxSharedPrices codes is decoded as
+// encoding/json does, repeated codes included, and kept out of the interner.
+func TestInternerManyCodes(t *testing.T) {
+	doc := `{"prices":{`
+	for i := range maxSharedPrices + 4 {
+		doc += fmt.Sprintf(`"C%02d":%d,`, (i*7)%(maxSharedPrices+4), i)
+	}
+	doc += `"C03":-1}}`
+	interned(t, doc, doc)
+	in := NewInterner(16)
+	var v Variant
+	if err := DecodeEntityInterned([]byte(doc), &v, in); err != nil || len(v.Prices) != maxSharedPrices+4 || v.Prices["C03"] != -1 {
+		t.Fatalf("decoded %v (%v)", v.Prices, err)
+	}
+	if p, _ := in.Len(); p != 0 {
+		t.Fatalf("interner holds %d price maps, want none", p)
+	}
+}
+
 // interned decodes every document into a variant with one interner and checks each against
 // encoding/json.
 func interned(t *testing.T, docs ...string) {
