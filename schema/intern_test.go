@@ -108,17 +108,19 @@ func TestInternerManyCodes(t *testing.T) {
 	}
 }
 
-// interned decodes every document into a variant with one interner and checks each against
-// encoding/json.
+// interned decodes every document into a variant and into a product, each kind with one
+// interner, and checks each against encoding/json.
 func interned(t *testing.T, docs ...string) {
 	t.Helper()
-	in := NewInterner(16)
-	for _, d := range docs {
-		var want, got Variant
-		werr := json.Unmarshal([]byte(d), &want)
-		gerr := DecodeEntityInterned([]byte(d), &got, in)
-		if (werr == nil) != (gerr == nil) || !reflect.DeepEqual(want, got) {
-			t.Fatalf("%s after %q:\n got %#v (%v)\nwant %#v (%v)", d, docs, got, gerr, want, werr)
+	for _, zero := range []func() any{func() any { return new(Variant) }, func() any { return new(Product) }} {
+		in := NewInterner(16)
+		for _, d := range docs {
+			want, got := zero(), zero()
+			werr := json.Unmarshal([]byte(d), want)
+			gerr := DecodeEntityInterned([]byte(d), got, in)
+			if (werr == nil) != (gerr == nil) || !reflect.DeepEqual(want, got) {
+				t.Fatalf("%s after %q:\n got %#v (%v)\nwant %#v (%v)", d, docs, got, gerr, want, werr)
+			}
 		}
 	}
 }
@@ -128,6 +130,7 @@ func interned(t *testing.T, docs ...string) {
 func FuzzDecodeEntityInterned(f *testing.F) {
 	f.Add([]byte(`{"prices":{"A:1;B":2}}`), []byte(`{"prices":{"A":1,"B":2}}`))
 	f.Add([]byte(`{"options":[{"name":"ab","value":"c"}],"prices":{}}`), []byte(`{"options":[{"name":"a","value":"bc"}],"prices":{"USD":1}}`))
+	f.Add([]byte(`{"id":3,"slug":"s","prices":{"USD":5}}`), []byte(`{"id":4,"slug":"t","prices":{"USD":5}}`))
 	f.Fuzz(func(t *testing.T, a, b []byte) { interned(t, string(a), string(b)) })
 }
 
