@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -275,6 +276,184 @@ func TestCacheServesAndInvalidates(t *testing.T) {
 	// Lists show it too.
 	if l := f.do(req{uri: "/api/products"}); !bytes.Contains(l.Body(), []byte("Linen Shirt, Again")) {
 		t.Fatalf("stale list: %s", l.Body())
+	}
+}
+
+// warm reads uri until a read of it is served from the cache (the cache stores asynchronously),
+// and returns the body.
+func (f *fixture) warm(uri string) []byte {
+	f.t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		hits := f.metric("vitrine_edge_cache_hits_total")
+		body := f.do(req{uri: uri}).Body()
+		if f.metric("vitrine_edge_cache_hits_total") > hits {
+			return body
+		}
+		if time.Now().After(deadline) {
+			f.t.Fatalf("repeated reads of %s never hit the cache", uri)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// A page of the plain product listing is refreshed by a write to a product it shows, or to the
+// listing itself (a product added, unpublished, moved in the order), and stays cached through
+// writes to products it does not show.
+func TestListPagesFollowTheirProducts(t *testing.T) {
+	f := newFixture(t, edge.Config{})
+	const page1, page2 = "/api/products?per_page=1&page=1", "/api/products?per_page=1&page=2" // the kettle, the shirt
+	shirt := f.do(req{uri: "/api/products/linen-shirt"})
+	var shown struct {
+		Data []struct {
+			Slug  string `json:"slug"`
+			Price struct {
+				Amount int64 `json:"amount"`
+			} `json:"price"`
+			Availability string `json:"availability"`
+		} `json:"data"`
+		Total int `json:"total"`
+	}
+	read := func(uri string, hit bool) (slug string, amount int64, avail string, total int) {
+		t.Helper()
+		hits := f.metric("vitrine_edge_cache_hits_total")
+		resp := f.do(req{uri: uri})
+		if got := f.metric("vitrine_edge_cache_hits_total") > hits; got != hit {
+			t.Errorf("%s: served from the cache %v, want %v", uri, got, hit)
+		}
+		shown.Data = nil
+		if err := json.Unmarshal(resp.Body(), &shown); err != nil || len(shown.Data) != 1 {
+			t.Fatalf("%s: %v %s", uri, err, resp.Body())
+		}
+		d := shown.Data[0]
+		return d.Slug, d.Price.Amount, d.Availability, shown.Total
+	}
+	if shirt.StatusCode() != 200 {
+		t.Fatal(shirt.StatusCode())
+	}
+	steps := []struct {
+		name       string
+		write      func()
+		hit1, hit2 bool // page 1 (newest), page 2 still served from the cache
+		want1      string
+		want2      string
+		total      int
+	}{
+		{"price of the shirt (page 2)", func() {
+			p := product(10, "linen-shirt", "Linen Shirt", 4321, 2, 1)
+			f.feed.put("demo", schema.KindProduct, "10", schema.Pub, p)
+		}, true, false, "kettle", "linen-shirt", 2},
+		{"a variant of the shirt", func() {
+			v := &schema.Variant{ID: 11, ProductID: 10, SKU: "LS-M", Title: "M", Options: []schema.Option{{Name: "size", Value: "M"}},
+				Availability: schema.OutOfStock, Position: 0, CreatedAt: epochTime, UpdatedAt: epochTime}
+			v.Normalize()
+			f.feed.put("demo", schema.KindVariant, "11", schema.Pub, v)
+		}, true, false, "kettle", "linen-shirt", 2},
+		{"title of the kettle (page 1)", func() {
+			f.feed.put("demo", schema.KindProduct, "20", schema.Pub, product(20, "kettle", "Kettle, Steel", 2999, 3))
+		}, false, true, "kettle", "linen-shirt", 2},
+		{"a product added, newest", func() {
+			f.feed.put("demo", schema.KindProduct, "30", schema.Pub, product(30, "teapot", "Teapot", 1999, 3))
+		}, false, false, "teapot", "kettle", 3},
+		{"the new product unpublished", func() {
+			f.feed.del("demo", schema.KindProduct, "30", schema.Pub)
+		}, false, false, "kettle", "linen-shirt", 2},
+		{"the shirt's creation time moved past the kettle's", func() {
+			p := product(10, "linen-shirt", "Linen Shirt", 4321, 2, 1)
+			p.CreatedAt = epochTime.Add(time.Hour)
+			f.feed.put("demo", schema.KindProduct, "10", schema.Pub, p)
+		}, false, false, "linen-shirt", "kettle", 2},
+	}
+	for _, st := range steps {
+		f.warm(page1)
+		f.warm(page2)
+		st.write()
+		f.feed.head("demo")
+		if slug, _, _, total := read(page1, st.hit1); slug != st.want1 || total != st.total {
+			t.Errorf("after %s: page 1 shows %s of %d, want %s of %d", st.name, slug, total, st.want1, st.total)
+		}
+		if slug, _, _, total := read(page2, st.hit2); slug != st.want2 || total != st.total {
+			t.Errorf("after %s: page 2 shows %s of %d, want %s of %d", st.name, slug, total, st.want2, st.total)
+		}
+	}
+	// What the pages show is what the replica holds: the shirt's new price and availability.
+	if slug, amount, avail, _ := read(page1, true); slug != "linen-shirt" || amount != 4321 || avail != string(schema.LowStock) {
+		t.Errorf("page 1 shows %s at %d, %s", slug, amount, avail)
+	}
+}
+
+// Readers of list pages never get a body older than a write applied before their request began,
+// while one writer changes a listed product's price, another product's, and the listing itself
+// (a product added and removed): the pages' dependencies on the products they show are sound
+// under concurrent fills.
+func TestListPagesNeverStaleUnderWrites(t *testing.T) {
+	f := newFixture(t, edge.Config{})
+	var applied atomic.Int64 // the shirt's price the replica holds at least
+	applied.Store(4900)
+	stop := make(chan struct{})
+	errs := make(chan error, 16)
+	var wg sync.WaitGroup
+	uris := []string{"/api/products?per_page=1&page=1", "/api/products?per_page=1&page=2", "/api/products?per_page=1&page=3", "/api/products"}
+	for r := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rq, resp := new(fasthttp.Request), new(fasthttp.Response)
+			for i := r; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				want := applied.Load()
+				rq.SetRequestURI("http://shop.example.test" + uris[i%len(uris)])
+				if err := f.client.DoTimeout(rq, resp, 10*time.Second); err != nil || resp.StatusCode() != 200 {
+					errs <- fmt.Errorf("%s: %v %d", rq.URI(), err, resp.StatusCode())
+					return
+				}
+				var page struct {
+					Data []struct {
+						Slug  string `json:"slug"`
+						Price struct {
+							Amount int64 `json:"amount"`
+						} `json:"price"`
+					} `json:"data"`
+				}
+				if err := json.Unmarshal(resp.Body(), &page); err != nil {
+					errs <- err
+					return
+				}
+				for _, d := range page.Data {
+					if d.Slug == "linen-shirt" && d.Price.Amount < want {
+						errs <- fmt.Errorf("%s shows the shirt at %d after %d was applied", rq.URI(), d.Price.Amount, want)
+						return
+					}
+				}
+			}
+		}()
+	}
+	for k := 1; k <= 400; k++ {
+		f.feed.put("demo", schema.KindProduct, "10", schema.Pub, product(10, "linen-shirt", "Linen Shirt", int64(4900+k), 2, 1))
+		if k%7 == 0 {
+			f.feed.put("demo", schema.KindProduct, "20", schema.Pub, product(20, "kettle", "Kettle", int64(2999+k), 3))
+		}
+		switch k % 20 {
+		case 5:
+			f.feed.put("demo", schema.KindProduct, "30", schema.Pub, product(30, "teapot", "Teapot", 1999, 3))
+		case 15:
+			f.feed.del("demo", schema.KindProduct, "30", schema.Pub)
+		}
+		f.feed.head("demo")
+		applied.Store(int64(4900 + k))
+		if k%50 == 0 {
+			time.Sleep(time.Millisecond) // let fills land between bursts
+		}
+	}
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
 

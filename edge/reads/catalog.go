@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"vitrine/edge/cache"
 	"vitrine/edge/replica"
 	"vitrine/edge/search"
 	"vitrine/schema"
@@ -35,6 +36,12 @@ var sorts = map[string]search.Sort{
 	schema.SortPriceAsc:  search.PriceAsc,
 	schema.SortPriceDesc: search.PriceDesc,
 	schema.SortTitle:     search.TitleAsc,
+}
+
+// plain reports whether the query is the plain listing: no text, no filter, newest first (which
+// relevance is without text).
+func (q *catalogQuery) plain() bool {
+	return q.text == "" && q.categories == nil && !q.priced && q.avail == nil && (q.sort == search.Newest || q.sort == search.Relevance)
 }
 
 func (q *catalogQuery) priceSort() bool {
@@ -105,7 +112,7 @@ func categorySubtree(s *replica.Snapshot, ref string) ([]schema.CategoryID, erro
 // currency; in another currency, price bounds and price sorts apply to the shown price (the
 // merchant's price in that currency, else the conversion), computed here for every match.
 func findProducts(s *replica.Snapshot, pr schema.Pricing, q catalogQuery) ([]*schema.Product, int) {
-	if q.text == "" && q.categories == nil && !q.priced && q.avail == nil && (q.sort == search.Newest || q.sort == search.Relevance) {
+	if q.plain() {
 		return s.Products(q.offset, q.limit)
 	}
 	ix, indexCur := s.SearchIndex()
@@ -240,8 +247,17 @@ func searchProducts(req *Request, args *schema.Args, info *schema.Tenant) Respon
 }
 
 // productPage renders a page of a catalog query in the commerce Page envelope.
+//
+// A page of the plain listing depends on the listing's counter and on the item counters of the
+// products it shows, not on the whole catalog's counter: a write to one product refreshes the
+// pages that show it, and every page only when the listing itself changes (a product added,
+// removed, unpublished). Which products a page shows is only known from a snapshot, so one is
+// read to find them, their counters are loaded, and the page is rendered from a snapshot read
+// after that (as productBySlug does). Any other query depends on the whole catalog.
 func productPage(req *Request, args *schema.Args, info *schema.Tenant, text string) Response {
-	d := deps(req.Tenant, catalogClasses)
+	d := deps(req.Tenant, listingClasses)
+	catalog := req.Tenant.Counter(replica.Catalog)
+	catalogAt := catalog.Load()
 	s := req.Tenant.Snapshot()
 	pr, err := pricing(s, info, args.Str("currency"))
 	if err != nil {
@@ -250,6 +266,19 @@ func productPage(req *Request, args *schema.Args, info *schema.Tenant, text stri
 	q, err := catalogQueryOf(s, args, text)
 	if err != nil {
 		return Response{Err: err}
+	}
+	if q.plain() {
+		shown, _ := s.Products(q.offset, q.limit)
+		for _, p := range shown {
+			ctr := req.Tenant.ItemCounter(schema.KindProduct, int64(p.ID))
+			d = append(d, cache.Dep{Ctr: ctr, Val: ctr.Load()})
+		}
+		s = req.Tenant.Snapshot()
+		if pr, err = pricing(s, info, args.Str("currency")); err != nil {
+			return Response{Err: err}
+		}
+	} else {
+		d = append(d, cache.Dep{Ctr: catalog, Val: catalogAt})
 	}
 	items, total := findProducts(s, pr, q)
 	page, perPage := int(args.Int("page")), int(args.Int("per_page"))

@@ -182,6 +182,10 @@ func priced(r Response, pr schema.Pricing) Response {
 
 var catalogClasses = []replica.Class{replica.Catalog, replica.Taxonomy, replica.Currencies}
 
+// listingClasses are the classes a page of the plain product listing depends on besides the
+// item counters of the products it shows (productPage).
+var listingClasses = []replica.Class{replica.Listing, replica.Taxonomy, replica.Currencies}
+
 func productsFeatured(req *Request, args *schema.Args, info *schema.Tenant) Response {
 	d := deps(req.Tenant, catalogClasses)
 	s := req.Tenant.Snapshot()

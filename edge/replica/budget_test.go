@@ -173,8 +173,8 @@ func TestBudgetShedInvalidatesCachedBodies(t *testing.T) {
 	if b.Shed() {
 		t.Fatal("b shed while it fits")
 	}
-	var before [7]uint64
-	classes := []replica.Class{replica.Site, replica.Catalog, replica.Taxonomy, replica.Currencies, replica.Posts, replica.Sales, replica.Sections}
+	classes := []replica.Class{replica.Site, replica.Catalog, replica.Taxonomy, replica.Currencies, replica.Posts, replica.Sales, replica.Sections, replica.Listing}
+	before := make([]uint64, len(classes))
 	for i, c := range classes {
 		before[i] = b.Counter(c).Load()
 	}

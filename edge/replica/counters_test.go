@@ -3,6 +3,7 @@ package replica_test
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"vitrine/edge/replica"
 	"vitrine/schema"
@@ -11,6 +12,7 @@ import (
 func TestCounters(t *testing.T) {
 	type deltas struct {
 		site, catalog, taxonomy, currencies, posts bool
+		listing                                    bool
 		items                                      []int64 // product ids whose item counter moves
 		postItems                                  []int64
 	}
@@ -31,7 +33,28 @@ func TestCounters(t *testing.T) {
 			tx := s.log("shop").begin()
 			tx.putProduct(tn.Snapshot().Product(12, replica.Public), nil)
 			return tx.commit()
-		}, deltas{catalog: true, items: []int64{12}}},
+		}, deltas{catalog: true, listing: true, items: []int64{12}}},
+		{"product creation", func(s *site, tn *replica.Tenant) []*schema.Change {
+			tx := s.log("shop").begin()
+			tx.putProduct(nil, product(13, "new-boots", time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)))
+			return tx.commit()
+		}, deltas{catalog: true, listing: true, items: []int64{13}}},
+		{"product price change", func(s *site, tn *replica.Tenant) []*schema.Change {
+			old := tn.Snapshot().Product(10, replica.Public)
+			p := *old
+			p.Prices = schema.Prices{"USD": 123456}
+			tx := s.log("shop").begin()
+			tx.putProduct(old, &p)
+			return tx.commit()
+		}, deltas{catalog: true, items: []int64{10}}},
+		{"product creation time moved", func(s *site, tn *replica.Tenant) []*schema.Change {
+			old := tn.Snapshot().Product(10, replica.Public)
+			p := *old
+			p.CreatedAt = p.CreatedAt.Add(time.Minute)
+			tx := s.log("shop").begin()
+			tx.putProduct(old, &p)
+			return tx.commit()
+		}, deltas{catalog: true, listing: true, items: []int64{10}}},
 		{"product moved to draft", func(s *site, tn *replica.Tenant) []*schema.Change {
 			old := tn.Snapshot().Product(11, replica.Public)
 			p := *old
@@ -39,7 +62,7 @@ func TestCounters(t *testing.T) {
 			tx := s.log("shop").begin()
 			tx.putProduct(old, &p)
 			return tx.commit()
-		}, deltas{catalog: true, items: []int64{11}}},
+		}, deltas{catalog: true, listing: true, items: []int64{11}}},
 		{"variant update", func(s *site, tn *replica.Tenant) []*schema.Change {
 			sn := tn.Snapshot()
 			p := sn.Product(10, replica.Public)
@@ -107,12 +130,13 @@ func TestCounters(t *testing.T) {
 		{"Taxonomy", replica.Taxonomy, func(d deltas) bool { return d.taxonomy }},
 		{"Currencies", replica.Currencies, func(d deltas) bool { return d.currencies }},
 		{"Posts", replica.Posts, func(d deltas) bool { return d.posts }},
+		{"Listing", replica.Listing, func(d deltas) bool { return d.listing }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newSite(t, replica.Config{})
 			tn := s.bootstrap("e")
-			var before [5]uint64
+			var before [6]uint64
 			for i, c := range classes {
 				before[i] = tn.Counter(c.c).Load()
 			}

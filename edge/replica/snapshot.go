@@ -201,6 +201,7 @@ func (p *psorted[K, V]) done() *immutable.SortedMap[K, V] {
 // dirty records what an applied batch changed, for cache invalidation.
 type dirty struct {
 	catalog, taxonomy, currencies, posts bool
+	listing                              bool // the newest-first listing's members or order
 	products                             map[schema.ProductID]bool
 	postItems                            map[schema.PostID]bool
 	merch                                merchDirty
@@ -458,6 +459,9 @@ func (b *builder) apply(c *schema.Change) error {
 		}
 		b.products.Set(id, s)
 		if c.Vis == schema.Pub {
+			if (old == nil) != (v == nil) || old != nil && v != nil && productKey(old) != productKey(v) {
+				b.dirty.listing = true
+			}
 			if old != nil {
 				if cur, ok := b.slugs.Get(old.Slug); ok && cur == id {
 					b.slugs.Delete(old.Slug)

@@ -21,6 +21,12 @@ const (
 	Posts                   // post lists
 	Sales                   // the flash sale list
 	Sections                // the storefront sections
+	// Listing is the newest-first listing of the public products: which products it holds and
+	// in what order (their creation times). It moves when a public product appears or goes, or
+	// its creation time changes, not when one is otherwise edited: a plain product list depends
+	// on it and on the item counters of the products it shows, so that a price change
+	// refreshes only the pages that show that product.
+	Listing
 	numClasses
 )
 
@@ -176,6 +182,9 @@ func (t *Tenant) applyPending(top int64, in *schema.Interner, errs func(c *schem
 	d := &b.dirty
 	if d.catalog {
 		t.gens[Catalog].Add(1)
+	}
+	if d.listing {
+		t.gens[Listing].Add(1)
 	}
 	if d.taxonomy {
 		t.gens[Taxonomy].Add(1)
