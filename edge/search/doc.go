@@ -88,5 +88,7 @@
 //     applied by rebuilding, which costs the same order and is faster.
 //   - An index reached through any sequence of With answers every Search and Suggest exactly as
 //     Build over the same documents (internal ordinals differ; results and scores do not).
-//   - The index keeps the *Doc it was given: a Doc must not be modified afterwards.
+//   - The index keeps a Doc's strings and category slice, not the Doc: those must not be modified
+//     afterwards. It holds each document as its record plus 80 bytes of those references (a Doc
+//     is 144), and Get makes a Doc back from them.
 package search

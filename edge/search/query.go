@@ -568,7 +568,7 @@ func value(e *expansion, p uint64, r *rec, avgT, avgD float64) float64 {
 func (ix *Index) browse(f *filter, cats []schema.CategoryID, col *collector) Result {
 	if len(cats) == 0 {
 		ix.recs.each(func(_ int, r *rec) bool {
-			if r.doc != nil && f.match(r) {
+			if r.txt != nil && f.match(r) {
 				col.add(cand{r: r})
 			}
 			return true
@@ -652,19 +652,19 @@ func (f *filter) trivial() bool {
 }
 
 func (f *filter) match(r *rec) bool {
-	if r == nil || r.doc == nil || r.price < f.minP || r.price > f.maxP {
+	if r == nil || r.txt == nil || r.price < f.minP || r.price > f.maxP {
 		return false
 	}
 	if f.avail != 0 {
 		if f.avail&r.avail == 0 {
 			return false
 		}
-		if r.avail == availOther && !slices.Contains(f.availOther, r.doc.Availability) {
+		if r.avail == availOther && !slices.Contains(f.availOther, *r.txt.other) {
 			return false
 		}
 	}
 	if len(f.cats) > 0 {
-		for _, c := range r.doc.CategoryIDs {
+		for _, c := range r.txt.cats {
 			if f.catSet != nil && f.catSet[c] || f.catSet == nil && slices.Contains(f.cats, c) {
 				return true
 			}
@@ -751,8 +751,8 @@ func comparer(s Sort) func(a, b cand) int {
 			if a.r.titleKey != b.r.titleKey {
 				return cmp.Compare(a.r.titleKey, b.r.titleKey)
 			}
-			if a.r.doc.Title != b.r.doc.Title {
-				if c := strings.Compare(strings.Join(normalize(a.r.doc.Title), " "), strings.Join(normalize(b.r.doc.Title), " ")); c != 0 {
+			if a.r.txt.title != b.r.txt.title {
+				if c := strings.Compare(strings.Join(normalize(a.r.txt.title), " "), strings.Join(normalize(b.r.txt.title), " ")); c != 0 {
 					return c
 				}
 			}

@@ -554,3 +554,61 @@ func TestDocOf(t *testing.T) {
 		t.Fatalf("DocOf without variants or price = %+v", *d)
 	}
 }
+
+// Get gives back the document as indexed, whether by Build, by With or by a rebuild, every field
+// (the index keeps a document in its own compact form).
+func TestGetReturnsTheIndexedDoc(t *testing.T) {
+	paris := time.FixedZone("CET", 3600)
+	var docs []*search.Doc
+	for i, a := range []schema.Availability{schema.InStock, schema.LowStock, schema.OutOfStock, "preorder", ""} {
+		for j, featured := range []bool{false, true} {
+			id := 1 + i*2 + j
+			d := doc(id, fmt.Sprintf("Lamp %d", id), fmt.Sprintf("Brass, number %d.", id))
+			d.Availability, d.Featured = a, featured
+			d.CategoryIDs = []schema.CategoryID{schema.CategoryID(id), 3}
+			d.Price = int64(-5 + id*1000)
+			d.CreatedAt = time.Date(2024, 2, id, 10, 11, 12, 123456789*j, paris)
+			docs = append(docs, d)
+		}
+	}
+	check := func(name string, ix *search.Index, want []*search.Doc) {
+		t.Helper()
+		for _, d := range want {
+			g, ok := ix.Get(d.ID)
+			if !ok {
+				t.Errorf("%s: Get(%d) found nothing", name, d.ID)
+				continue
+			}
+			if !g.CreatedAt.Equal(d.CreatedAt) {
+				t.Errorf("%s: Get(%d).CreatedAt = %v, want %v", name, d.ID, g.CreatedAt, d.CreatedAt)
+			}
+			gc, dc := *g, *d
+			gc.CreatedAt, dc.CreatedAt = time.Time{}, time.Time{}
+			if !reflect.DeepEqual(gc, dc) {
+				t.Errorf("%s: Get(%d) = %+v, want %+v", name, d.ID, gc, dc)
+			}
+		}
+	}
+	check("Build", search.Build(docs), docs)
+	grown := search.Build(nil)
+	for _, d := range docs {
+		grown = grown.With([]*search.Doc{d}, nil)
+	}
+	check("With", grown, docs)
+	// Change every field of every document, one batch each, then all at once (a rebuild).
+	var changed []*search.Doc
+	for _, d := range docs {
+		c := *d
+		c.Title, c.Description, c.Slug = d.Title+" again", "", d.Slug+"-2"
+		c.Featured, c.Price = !d.Featured, d.Price+1
+		c.CategoryIDs = []schema.CategoryID{7}
+		c.Availability = map[schema.Availability]schema.Availability{schema.InStock: "backorder", "preorder": schema.InStock}[d.Availability]
+		c.CreatedAt = d.CreatedAt.Add(time.Nanosecond)
+		changed = append(changed, &c)
+		grown = grown.With([]*search.Doc{&c}, nil)
+	}
+	check("With, changed", grown, changed)
+	rebuilt := search.Build(docs)
+	many := slices.Repeat(changed, 30) // past the rebuild threshold
+	check("rebuilt", rebuilt.With(many, nil), changed)
+}

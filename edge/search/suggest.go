@@ -124,8 +124,8 @@ func (ix *Index) firstOf(sets []sentSet, limit int) []Suggestion {
 }
 
 func (ix *Index) suggestion(ord uint32) Suggestion {
-	d := ix.recs.get(int(ord)).doc
-	return Suggestion{ID: d.ID, Slug: d.Slug, Title: d.Title}
+	r := ix.recs.get(int(ord))
+	return Suggestion{ID: r.id, Slug: r.txt.slug, Title: r.txt.title}
 }
 
 // suggestWords answers whole words (at least one) and a partial last word (may be empty). The
@@ -210,7 +210,7 @@ func (ix *Index) suggestWords(whole []string, partial string, limit int) []Sugge
 // partial (when not empty), and whether its first word is whole[0].
 func (ix *Index) titleHas(tk *tokenizer, ord uint32, whole []string, partial string) (ok, first bool) {
 	tk.reset()
-	tk.add(ix.recs.get(int(ord)).doc.Title)
+	tk.add(ix.recs.get(int(ord)).txt.title)
 	if tk.n() == 0 {
 		return false, false
 	}
