@@ -267,20 +267,26 @@ func productPage(req *Request, args *schema.Args, info *schema.Tenant, text stri
 	if err != nil {
 		return Response{Err: err}
 	}
+	var items []*schema.Product
+	var total int
 	if q.plain() {
-		shown, _ := s.Products(q.offset, q.limit)
-		for _, p := range shown {
+		first := s
+		items, total = s.Products(q.offset, q.limit)
+		for _, p := range items {
 			ctr := req.Tenant.ItemCounter(schema.KindProduct, int64(p.ID))
 			d = append(d, cache.Dep{Ctr: ctr, Val: ctr.Load()})
 		}
-		s = req.Tenant.Snapshot()
-		if pr, err = pricing(s, info, args.Str("currency")); err != nil {
-			return Response{Err: err}
+		// Unchanged since (the usual case), the page found is the page to render.
+		if s = req.Tenant.Snapshot(); s != first {
+			if pr, err = pricing(s, info, args.Str("currency")); err != nil {
+				return Response{Err: err}
+			}
+			items, total = findProducts(s, pr, q)
 		}
 	} else {
 		d = append(d, cache.Dep{Ctr: catalog, Val: catalogAt})
+		items, total = findProducts(s, pr, q)
 	}
-	items, total := findProducts(s, pr, q)
 	page, perPage := int(args.Int("page")), int(args.Int("per_page"))
 	out := schema.Page[schema.ProductView]{Data: make([]schema.ProductView, 0, len(items)), Page: page, PerPage: perPage, Total: total}
 	out.TotalPages = (total + perPage - 1) / perPage
