@@ -117,9 +117,10 @@ func runDev(ctx context.Context, args []string) error {
 
 	set := metrics.NewSet()
 	retries := set.NewCounter("vitrine_store_tx_retries_total")
+	grouped := set.NewCounter("vitrine_store_grouped_writes_total")
 	fc := c.feed()
 	var rel *relay.Relay
-	db, err := c.openDB(ctx, true, store.Config{OnRetry: retries.Inc, OnTx: txTimer(set), OnCommit: wakeRelays(nil, fc, func() *relay.Relay { return rel })})
+	db, err := c.openDB(ctx, true, store.Config{OnRetry: retries.Inc, OnGroup: func(n int) { grouped.Add(n) }, OnTx: txTimer(set), OnCommit: wakeRelays(nil, fc, func() *relay.Relay { return rel })})
 	if err != nil {
 		return fmt.Errorf("database: %w", err)
 	}

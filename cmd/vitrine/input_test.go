@@ -197,7 +197,7 @@ func TestMultiProcess(t *testing.T) {
 	}{
 		{edgeOps, []string{"vitrine_http_requests_total{process=\"edge\"", "vitrine_edge_cache_misses_total", "vitrine_replica_version{process=\"edge\",tenant=\"shop\"}",
 			"vitrine_replica_lag_versions", "vitrine_feed_delivered_total", "go_goroutines"}},
-		{originOps, []string{"vitrine_http_requests_total{process=\"origin\"", "vitrine_origin_writes_total 1", "vitrine_store_tx_retries_total",
+		{originOps, []string{"vitrine_http_requests_total{process=\"origin\"", "vitrine_origin_writes_total 1", "vitrine_store_tx_retries_total", "vitrine_store_grouped_writes_total",
 			"vitrine_replica_version{process=\"origin\",tenant=\"shop\"}"}},
 		{relayOps, []string{"vitrine_relay_published_total", "vitrine_relay_publish_lag_seconds", "vitrine_relay_lease_held 1", "vitrine_relay_epoch_mismatch 0"}},
 	} {

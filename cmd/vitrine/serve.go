@@ -187,8 +187,9 @@ func runOrigin(ctx context.Context, args []string) error {
 	defer nc.Close()
 	set := metrics.NewSet()
 	retries := set.NewCounter("vitrine_store_tx_retries_total")
+	grouped := set.NewCounter("vitrine_store_grouped_writes_total")
 	fc := c.feed()
-	db, err := c.openDB(ctx, false, store.Config{OnRetry: retries.Inc, OnTx: txTimer(set), OnCommit: wakeRelays(nc, fc, func() *relay.Relay { return nil })})
+	db, err := c.openDB(ctx, false, store.Config{OnRetry: retries.Inc, OnGroup: func(n int) { grouped.Add(n) }, OnTx: txTimer(set), OnCommit: wakeRelays(nc, fc, func() *relay.Relay { return nil })})
 	if err != nil {
 		return err
 	}

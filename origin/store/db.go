@@ -45,6 +45,13 @@ type Config struct {
 	// A negative depth turns the queues off: transactions of one store collide in the database
 	// and retry (the baseline of the write-ceiling measurement).
 	QueueDepth int
+	// OnGroup, when set, is told how many joined writes a committed transaction carried
+	// besides its own (the metric of group commit; not called for none).
+	OnGroup func(carried int)
+	// GroupWrites bounds how many writes of one store queued in this process a transaction of
+	// TenantWriteTx carries besides its own (group commit, queue.go; default
+	// DefaultGroupWrites). Negative: each runs in a transaction of its own.
+	GroupWrites int
 	// Tracer, when set, is told of every statement and batch the pool runs (tests count the
 	// statements and round trips of a write with it).
 	Tracer pgx.QueryTracer
@@ -129,6 +136,9 @@ func Open(ctx context.Context, dsn string, cfg Config) (*DB, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.GroupWrites == 0 {
+		cfg.GroupWrites = DefaultGroupWrites
 	}
 	if cfg.QueueDepth == 0 {
 		cfg.QueueDepth = DefaultQueueDepth
@@ -246,7 +256,7 @@ func (db *DB) LockedWriteTx(ctx context.Context, fn func(tx *Tx) error) ([]LogCo
 // transaction (two round trips, a snapshot) before the attempt that counts; this costs none. A
 // write that ends up not taking t's log has only waited its turn.
 func (db *DB) TenantWriteTx(ctx context.Context, t *schema.Tenant, fn func(tx *Tx) error) ([]LogCommit, error) {
-	return db.txQueued(ctx, pgx.Serializable, true, []string{t.ID}, fn)
+	return db.txGrouped(ctx, pgx.Serializable, true, []string{t.ID}, db.cfg.GroupWrites > 0, fn)
 }
 
 func (db *DB) tx(ctx context.Context, iso pgx.TxIsoLevel, fn func(tx *Tx) error) ([]LogCommit, error) {
@@ -266,6 +276,13 @@ func (db *DB) txClock(ctx context.Context, iso pgx.TxIsoLevel, clock bool, fn fu
 
 // txQueued runs fn as txClock does; its first attempt waits for the queues of the logs in first.
 func (db *DB) txQueued(ctx context.Context, iso pgx.TxIsoLevel, clock bool, first []string, fn func(tx *Tx) error) ([]LogCommit, error) {
+	return db.txGrouped(ctx, iso, clock, first, false, fn)
+}
+
+// txGrouped is txQueued; with grouped, first is one store's log, and the transaction joins the
+// write that holds its queue, or carries the writes that join while it holds it (group commit,
+// queue.go).
+func (db *DB) txGrouped(ctx context.Context, iso pgx.TxIsoLevel, clock bool, first []string, grouped bool, fn func(tx *Tx) error) ([]LogCommit, error) {
 	if db.cfg.OnTx != nil {
 		defer db.observeTx(time.Now())
 	}
@@ -273,18 +290,48 @@ func (db *DB) txQueued(ctx context.Context, iso pgx.TxIsoLevel, clock bool, firs
 	backoff := db.cfg.BaseBackoff
 	hold := &queueHold{qs: db.queues}
 	queued := first // the logs whose queues the next attempt waits for (queue.go)
+	var group *txGroup
+	if grouped && db.queues != nil && len(first) == 1 {
+		w := &joinedWrite{fn: fn, picked: make(chan struct{}), done: make(chan joinedResult, 1)}
+		res, joined, err := db.queues.join(ctx, first[0], deadline, w)
+		switch {
+		case err != nil:
+			return nil, err
+		case joined && res.panicked != nil:
+			panic(res.panicked)
+		case joined && !res.alone:
+			return res.commits, res.err
+		case joined: // carried by no transaction: run it alone
+		default: // the queue is this transaction's: carry the writes that join it
+			hold.held, queued = append(hold.held, first[0]), nil
+			group = &txGroup{log: first[0], max: db.cfg.GroupWrites}
+		}
+	}
+	// Whatever becomes of this transaction, every write it took is answered; unless answered
+	// below, it did not happen here and runs on its own.
+	defer group.deliver(false, nil, joinedResult{alone: true})
 	for attempt := 0; ; attempt++ {
 		if len(queued) > 0 && db.queues != nil {
 			if err := hold.wait(ctx, queued, deadline); err != nil {
 				return nil, err
 			}
 		}
-		commits, took, err := db.attempt(ctx, iso, clock, fn, hold)
+		commits, took, err := db.attempt(ctx, iso, clock, fn, hold, group)
+		if err == nil {
+			if n := group.carried(); n > 0 && db.cfg.OnGroup != nil {
+				db.cfg.OnGroup(n)
+			}
+			group.deliver(true, commits, joinedResult{})
+		}
+		var unknown *commitUnknown
+		if errors.As(err, &unknown) {
+			group.deliver(false, nil, joinedResult{err: ErrOutcomeUnknown})
+		}
 		hold.releaseAll()
 		if errors.Is(err, errQueued) {
 			// The attempt stopped before taking a log another transaction of this process
 			// holds: wait for it (and any log it took before) and run again, not as a retry.
-			queued, attempt = took, attempt-1
+			queued, attempt = group.withLog(took), attempt-1
 			continue
 		}
 		if err == nil {
@@ -293,8 +340,7 @@ func (db *DB) txQueued(ctx context.Context, iso pgx.TxIsoLevel, clock bool, firs
 			}
 			return commits, nil
 		}
-		var unknown *commitUnknown
-		if errors.As(err, &unknown) {
+		if unknown != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err() // the caller gave up while COMMIT was in flight
 			}
@@ -305,7 +351,7 @@ func (db *DB) txQueued(ctx context.Context, iso pgx.TxIsoLevel, clock bool, firs
 		if !retryable(err) {
 			return nil, mapError(err)
 		}
-		queued = took // a retry waits its turn for the logs the failed attempt took
+		queued = group.withLog(took) // a retry waits its turn for the logs the failed attempt took
 		if attempt >= db.cfg.MaxRetries {
 			return nil, errBudget
 		}
@@ -329,11 +375,12 @@ func (db *DB) txQueued(ctx context.Context, iso pgx.TxIsoLevel, clock bool, firs
 }
 
 // attempt runs fn once in a transaction and commits it. took lists the ids of the logs the
-// attempt took versions of, or tried to (errQueued), for the queues of the next attempt.
+// attempt took versions of, or tried to (errQueued), for the queues of the next attempt. With a
+// group, the writes joined to its store's queue run after fn, before the COMMIT (runGroup).
 //
 // clock is false for a transaction that never reads Tx.Now (the relay's bookkeeping): it skips
 // taking its snapshot before the clock.
-func (db *DB) attempt(ctx context.Context, iso pgx.TxIsoLevel, clock bool, fn func(tx *Tx) error, hold *queueHold) (commits []LogCommit, took []string, err error) {
+func (db *DB) attempt(ctx context.Context, iso pgx.TxIsoLevel, clock bool, fn func(tx *Tx) error, hold *queueHold, group *txGroup) (commits []LogCommit, took []string, err error) {
 	opts := pgx.TxOptions{IsoLevel: iso}
 	if iso == pgx.Serializable && clock {
 		// Take the transaction's snapshot before its clock: a transaction that sees another's
@@ -348,7 +395,10 @@ func (db *DB) attempt(ctx context.Context, iso pgx.TxIsoLevel, clock bool, fn fu
 		return nil, nil, err
 	}
 	defer pg.Rollback(context.WithoutCancel(ctx)) // no-op after Commit
-	tx := &Tx{pg: txConn{pg}, db: db, now: db.now(), hold: hold}
+	tx := &Tx{pg: txConn{tx: pg}, db: db, now: db.now(), hold: hold}
+	if group != nil {
+		tx.pg.fixed = detach(ctx) // joined writes run with this context, not their callers'
+	}
 	defer func() { took = tx.took }()
 	err = fn(tx)
 	if tx.queued {
@@ -357,6 +407,11 @@ func (db *DB) attempt(ctx context.Context, iso pgx.TxIsoLevel, clock bool, fn fu
 	}
 	if err != nil {
 		return nil, nil, err
+	}
+	if group != nil {
+		if err := db.runGroup(ctx, tx, group); err != nil {
+			return nil, nil, err
+		}
 	}
 	commits, err = tx.finish(ctx)
 	if err != nil {
@@ -369,6 +424,58 @@ func (db *DB) attempt(ctx context.Context, iso pgx.TxIsoLevel, clock bool, fn fu
 		return nil, nil, err
 	}
 	return commits, nil, nil
+}
+
+// runGroup runs the writes joined to the group's queue in tx, each from a savepoint (queue.go):
+// those of earlier attempts first, then those that joined since, up to the group's bound. An
+// error it returns fails the whole attempt.
+func (db *DB) runGroup(ctx context.Context, tx *Tx, g *txGroup) error {
+	for i := 0; ; i++ {
+		if i == len(g.members) {
+			more := db.queues.take(g.log, g.max-len(g.members))
+			if len(more) == 0 {
+				return nil
+			}
+			g.members = append(g.members, more...)
+		}
+		w := g.members[i]
+		w.res = joinedResult{}
+		if err := tx.savepoint(ctx); err != nil {
+			return err
+		}
+		m := tx.mark()
+		tx.now = db.now() // the snapshot is the group's; each write reads the clock after it
+		err, panicked := runJoined(w.fn, tx)
+		switch {
+		case err == nil && !tx.queued && panicked == nil:
+			continue
+		case err != nil && !tx.queued && panicked == nil && retryable(err):
+			return err // the transaction cannot go on: the group is retried as one
+		}
+		if _, rerr := tx.pg.Exec(ctx, `ROLLBACK TO SAVEPOINT joined_write`); rerr != nil {
+			return rerr
+		}
+		tx.restore(m)
+		switch {
+		case panicked != nil:
+			w.res.panicked = panicked
+		case tx.queued:
+			tx.queued = false
+			w.res.alone = true
+		default:
+			w.res.err = mapError(err)
+		}
+	}
+}
+
+// runJoined runs a joined write's work, catching a panic to raise it again in its caller.
+func runJoined(fn func(tx *Tx) error, tx *Tx) (err error, panicked any) {
+	defer func() {
+		if p := recover(); p != nil {
+			panicked = p
+		}
+	}()
+	return fn(tx), nil
 }
 
 // beginSerializableSnapshot begins a SERIALIZABLE transaction and takes its snapshot, in one

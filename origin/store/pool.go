@@ -47,24 +47,37 @@ func (p pool) Close() { p.p.Close() }
 // context from a goroutine (context.AfterFunc) that may call Done after the handler returned,
 // and a *fasthttp.RequestCtx's Done reads its server's state, which Shutdown writes (a data race
 // the race detector caught under make test).
-type txConn struct{ tx pgx.Tx }
+type txConn struct {
+	tx pgx.Tx
+	// fixed, when set, is the context every statement runs with, whatever its caller passes:
+	// a transaction that carries other callers' writes (group commit, queue.go).
+	fixed context.Context
+}
+
+// ctx is the context a statement runs with.
+func (c txConn) ctx(ctx context.Context) context.Context {
+	if c.fixed != nil {
+		return c.fixed
+	}
+	return detach(ctx)
+}
 
 func (c txConn) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	return c.tx.Query(detach(ctx), sql, args...)
+	return c.tx.Query(c.ctx(ctx), sql, args...)
 }
 
 func (c txConn) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	return c.tx.QueryRow(detach(ctx), sql, args...)
+	return c.tx.QueryRow(c.ctx(ctx), sql, args...)
 }
 
 func (c txConn) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	return c.tx.Exec(detach(ctx), sql, args...)
+	return c.tx.Exec(c.ctx(ctx), sql, args...)
 }
 
 // SendBatch sends the statements of b in one round trip; the caller reads (or Closes) the
 // results before the next statement.
 func (c txConn) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
-	return c.tx.SendBatch(detach(ctx), b)
+	return c.tx.SendBatch(c.ctx(ctx), b)
 }
 
 // detached is a context with a caller's cancellation channel and deadline, read once when it was

@@ -49,6 +49,9 @@ type logQueues struct {
 type logQueue struct {
 	slot chan struct{} // capacity 1: full while a transaction holds the queue
 	refs int           // the holder and the waiters (guarded by logQueues.mu)
+	// joined are the waiters a holder may carry in its transaction (group commit, below),
+	// oldest first (guarded by logQueues.mu).
+	joined []*joinedWrite
 }
 
 func newLogQueues(depth int) *logQueues {
@@ -162,4 +165,170 @@ func (h *queueHold) releaseAll() {
 		h.qs.release(id)
 	}
 	h.held = h.held[:0]
+}
+
+// Group commit: a transaction that entered a store's queue through DB.TenantWriteTx (the
+// origin's replicated writes of one store) and holds it runs, after its own work and before its
+// COMMIT, the writes that joined the queue meanwhile, each from a savepoint, in the order they
+// came: one transaction, one version bump of the log, one outbox insert, one COMMIT, and for
+// the relay one round and one atomic batch, for up to 1+DefaultGroupWrites writes. The writes
+// run one after the other in one serializable transaction, so their outcome is that of running
+// them serially in that order. Each keeps its own answer:
+//
+//   - a write whose work fails is rolled back to its savepoint and answered with its error once
+//     the transaction commits (its error may depend on the writes before it, which are then
+//     durable); a serialization failure or a broken connection fails the whole attempt instead,
+//     and the group is retried as one transaction;
+//   - a write that needs a log another transaction of this process holds is rolled back to its
+//     savepoint and runs on its own afterwards, as do all the joined writes when the
+//     transaction does not commit for any other reason (nothing of theirs is in the database);
+//   - when the COMMIT's outcome is unknown, every write of the group is answered
+//     ErrOutcomeUnknown.
+//
+// A joined write's statements run with the holder's context, so a joined caller that goes away
+// cannot break the transaction others share.
+
+// DefaultGroupWrites bounds how many joined writes one transaction carries besides its own.
+// Each joined write takes a subtransaction; PostgreSQL keeps 64 per backend in shared memory
+// before other sessions' snapshots must consult pg_subtrans, so this stays well under 64.
+const DefaultGroupWrites = 16
+
+// joinedWrite is a write waiting in a store's queue that the holder may carry in its
+// transaction.
+type joinedWrite struct {
+	fn     func(tx *Tx) error
+	taken  bool          // a holder took it (guarded by logQueues.mu)
+	picked chan struct{} // closed when a holder takes it
+	done   chan joinedResult
+	res    joinedResult // the holder's record of its current attempt
+}
+
+// joinedResult is what a joined write is answered.
+type joinedResult struct {
+	commits []LogCommit
+	err     error
+	// alone: the write did not happen in the holder's transaction; it runs on its own.
+	alone bool
+	// panicked is what the write's work panicked with, raised again in its caller's goroutine.
+	panicked any
+}
+
+// join waits for id's queue as acquire does, offering w to the holder meanwhile. It returns
+// with the queue held (joined false), or with w's result once a holder took it (joined true).
+func (qs *logQueues) join(ctx context.Context, id string, deadline time.Time, w *joinedWrite) (res joinedResult, joined bool, err error) {
+	q, ok := qs.ref(id, true)
+	if !ok {
+		return joinedResult{}, false, errQueueFull
+	}
+	qs.mu.Lock()
+	q.joined = append(q.joined, w)
+	qs.mu.Unlock()
+	// leave takes w off the queue's list; true when a holder took it first.
+	leave := func() bool {
+		qs.mu.Lock()
+		defer qs.mu.Unlock()
+		if w.taken {
+			return true
+		}
+		q.joined = slices.DeleteFunc(q.joined, func(x *joinedWrite) bool { return x == w })
+		return false
+	}
+	// result waits for the holder's answer to w (it always comes: txQueued delivers one to
+	// every write it took, whatever happens to its own).
+	result := func() (joinedResult, bool, error) {
+		r := <-w.done
+		qs.unref(id, q)
+		return r, true, nil
+	}
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case q.slot <- struct{}{}:
+		if leave() {
+			// Taken, and the holder has released the queue since: give it back.
+			<-q.slot
+			return result()
+		}
+		return joinedResult{}, false, nil
+	case <-w.picked:
+		return result()
+	case <-ctx.Done():
+		if leave() {
+			return result()
+		}
+		qs.unref(id, q)
+		return joinedResult{}, false, ctx.Err()
+	case <-t.C:
+		if leave() {
+			return result()
+		}
+		qs.unref(id, q)
+		return joinedResult{}, false, errBudget
+	}
+}
+
+// take moves up to n writes joined to id's queue, oldest first, to the caller, which holds it.
+func (qs *logQueues) take(id string, n int) []*joinedWrite {
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	q := qs.m[id]
+	if q == nil || len(q.joined) == 0 || n <= 0 {
+		return nil
+	}
+	n = min(n, len(q.joined))
+	out := slices.Clone(q.joined[:n])
+	q.joined = slices.Delete(q.joined, 0, n)
+	for _, w := range out {
+		w.taken = true
+		close(w.picked)
+	}
+	return out
+}
+
+// txGroup is the writes a holder carries in its transaction besides its own.
+type txGroup struct {
+	log     string // the store's log id, whose queue the holder holds
+	max     int
+	members []*joinedWrite
+}
+
+// deliver answers every member once: res for each when the transaction committed (their own
+// errors kept), otherwise the same answer for all.
+func (g *txGroup) deliver(committed bool, commits []LogCommit, all joinedResult) {
+	if g == nil {
+		return
+	}
+	for _, w := range g.members {
+		r := all
+		if committed {
+			r = w.res
+			if r.err == nil && !r.alone && r.panicked == nil {
+				r.commits = commits
+			}
+		}
+		w.done <- r
+	}
+	g.members = nil
+}
+
+// withLog returns ids with the group's log added: an attempt that carries a group holds its
+// store's queue from its beginning.
+func (g *txGroup) withLog(ids []string) []string {
+	if g == nil {
+		return ids
+	}
+	return append(ids, g.log)
+}
+
+// carried counts the members whose writes the group's transaction holds.
+func (g *txGroup) carried() int {
+	n := 0
+	if g != nil {
+		for _, w := range g.members {
+			if !w.res.alone && w.res.err == nil && w.res.panicked == nil {
+				n++
+			}
+		}
+	}
+	return n
 }

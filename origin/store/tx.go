@@ -44,6 +44,56 @@ func (tx *Tx) execLater(sql string, args ...any) {
 	tx.later = append(tx.later, laterExec{sql, args})
 }
 
+// savepoint sends the writes put off so far (execLater: the next write of a group may read what
+// they change) and a savepoint for the next write of a group, in one round trip.
+func (tx *Tx) savepoint(ctx context.Context) error {
+	b := &pgx.Batch{}
+	for _, w := range tx.later {
+		b.Queue(w.sql, w.args...)
+	}
+	clear(tx.later)
+	tx.later = tx.later[:0]
+	b.Queue(`SAVEPOINT joined_write`)
+	return tx.pg.SendBatch(ctx, b).Close()
+}
+
+// txMark is what a Tx had recorded at a savepoint (mark), for restore to put back when the
+// transaction rolls back to it.
+type txMark struct {
+	logs    int
+	used    []int64 // of the first logs logs
+	changes []int
+	events  int
+	later   int
+}
+
+// mark records the Tx's state at a savepoint.
+func (tx *Tx) mark() txMark {
+	m := txMark{logs: len(tx.logs), events: len(tx.events), later: len(tx.later)}
+	for _, l := range tx.logs {
+		m.used = append(m.used, l.used)
+		m.changes = append(m.changes, len(l.changes))
+	}
+	return m
+}
+
+// restore puts back the state mark recorded, after a ROLLBACK TO SAVEPOINT: the versions taken,
+// changes, events and deferred writes since are forgotten. (A log first taken since stays in
+// the attempt's queues until it ends; its row lock went with the savepoint.)
+func (tx *Tx) restore(m txMark) {
+	clear(tx.logs[m.logs:])
+	tx.logs = tx.logs[:m.logs]
+	for i, l := range tx.logs {
+		l.used = m.used[i]
+		clear(l.changes[m.changes[i]:])
+		l.changes = l.changes[:m.changes[i]]
+	}
+	clear(tx.events[m.events:])
+	tx.events = tx.events[:m.events]
+	clear(tx.later[m.later:])
+	tx.later = tx.later[:m.later]
+}
+
 // logState tracks the versions one transaction takes of one log.
 type logState struct {
 	id      string // log_versions key: the tenant id, or PlatformLogID
