@@ -328,6 +328,16 @@ func (db *DB) txGrouped(ctx context.Context, iso pgx.TxIsoLevel, clock bool, fir
 			group.deliver(false, nil, joinedResult{err: ErrOutcomeUnknown})
 		}
 		hold.releaseAll()
+		var ahead *aheadError
+		if group != nil && errors.As(err, &ahead) && !retryable(err) {
+			// A write put off by one of the group's writes failed after another began: the
+			// failure is not the next one's to answer. Nothing committed; each runs alone. (A
+			// serialization failure is retried as one below, as any other.)
+			queued, attempt = group.withLog(took), attempt-1
+			group.deliver(false, nil, joinedResult{alone: true})
+			group = nil
+			continue
+		}
 		if errors.Is(err, errQueued) {
 			// The attempt stopped before taking a log another transaction of this process
 			// holds: wait for it (and any log it took before) and run again, not as a retry.
@@ -414,6 +424,9 @@ func (db *DB) attempt(ctx context.Context, iso pgx.TxIsoLevel, clock bool, fn fu
 		}
 	}
 	commits, err = tx.finish(ctx)
+	if aerr := tx.pg.failedAhead(); aerr != nil {
+		return nil, nil, aerr
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -434,18 +447,22 @@ func (db *DB) runGroup(ctx context.Context, tx *Tx, g *txGroup) error {
 		if i == len(g.members) {
 			more := db.queues.take(g.log, g.max-len(g.members))
 			if len(more) == 0 {
+				if len(g.members) > 0 {
+					tx.sendLaterAhead() // the last write's: its failure is its own (txGrouped)
+				}
 				return nil
 			}
 			g.members = append(g.members, more...)
 		}
 		w := g.members[i]
 		w.res = joinedResult{}
-		if err := tx.savepoint(ctx); err != nil {
-			return err
-		}
+		tx.savepoint()
 		m := tx.mark()
 		tx.now = db.now() // the snapshot is the group's; each write reads the clock after it
 		err, panicked := runJoined(w.fn, tx)
+		if err := tx.pg.failedAhead(); err != nil {
+			return err // not this write's failure: the group's attempt fails (txGrouped)
+		}
 		switch {
 		case err == nil && !tx.queued && panicked == nil:
 			continue

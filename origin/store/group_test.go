@@ -451,3 +451,54 @@ func TestGroupCommitOutcomeUnknown(t *testing.T) {
 		}
 	}
 }
+
+// A write put off to the transaction's last batch (the admin handler's product update) that
+// fails is answered to the write that put it off, not to the one whose round trip carried it:
+// the group's attempt fails as a whole and each of its writes runs on its own. Whether the
+// failing write is the group's last (its deferred write rides in the COMMIT's batch) or not (it
+// rides ahead of the next write's first statement), the holder and the other writes land.
+func TestGroupCommitDeferredWriteFailure(t *testing.T) {
+	for _, last := range []bool{false, true} {
+		t.Run(fmt.Sprintf("last %v", last), func(t *testing.T) {
+			f := newGroupFixture(t, store.Config{MaxConns: 16, RetryBudget: 20 * time.Second}, 2)
+			release, held := f.hold(t)
+			failing := func(ctx context.Context, tx *store.Tx) error {
+				if err := f.bump(1)(ctx, tx); err != nil {
+					return err
+				}
+				// Product 1 takes product 0's slug: a unique violation, found only when the
+				// transaction sends its deferred writes.
+				tx.ExecLater(`UPDATE products SET slug = 'p0' WHERE tenant_id = $1 AND id = $2`, f.t.ID, int64(f.ids[1]))
+				return nil
+			}
+			var fns []func(ctx context.Context, tx *store.Tx) error
+			fns = append(fns, f.bump(0), failing)
+			if !last {
+				fns = append(fns, f.bump(0))
+			}
+			var joined []<-chan writeResult
+			for _, fn := range fns {
+				joined = append(joined, f.join(t, fn))
+			}
+			release()
+			if h := <-held; h.err != nil {
+				t.Fatalf("holder: %v", h.err)
+			}
+			for i, ch := range joined {
+				r := <-ch
+				want := schema.Code("")
+				if i == 1 {
+					want = schema.CodeConflict
+				}
+				if r.panicked != nil || (want == "") != (r.err == nil) || (r.err != nil && schema.ErrorCode(r.err) != want) {
+					t.Errorf("write %d: %v (%v), want code %q", i, r.err, r.panicked, want)
+				}
+			}
+			wantP0 := int64(len(fns)) // the holder and the bumps of product 0
+			if p0, p1 := f.price(t, 0), f.price(t, 1); p0 != wantP0 || p1 != 0 {
+				t.Errorf("prices %d and %d, want %d and 0", p0, p1, wantP0)
+			}
+			f.checkOutbox(t)
+		})
+	}
+}

@@ -52,6 +52,24 @@ type txConn struct {
 	// fixed, when set, is the context every statement runs with, whatever its caller passes:
 	// a transaction that carries other callers' writes (group commit, queue.go).
 	fixed context.Context
+	// ahead, when set, holds statements sent before the next one, in its round trip (group
+	// commit: the previous write's deferred writes and the next write's savepoint).
+	ahead *aheadState
+}
+
+// aheadState is the statements a txConn sends ahead of the next one, and the first failure of
+// any it sent: it fails the whole transaction, whichever caller's read saw it.
+type aheadState struct {
+	stmts []laterExec
+	err   error
+}
+
+// failedAhead returns the failure of a statement sent ahead, if one failed.
+func (c txConn) failedAhead() error {
+	if c.ahead == nil || c.ahead.err == nil {
+		return nil
+	}
+	return &aheadError{c.ahead.err}
 }
 
 // ctx is the context a statement runs with.
@@ -62,23 +80,117 @@ func (c txConn) ctx(ctx context.Context) context.Context {
 	return detach(ctx)
 }
 
+// sendAhead sends the statements held ahead on their own, before a statement that cannot carry
+// them in its round trip.
+func (c txConn) sendAhead(ctx context.Context) error {
+	if c.ahead == nil || len(c.ahead.stmts) == 0 {
+		return nil
+	}
+	return c.SendBatch(ctx, &pgx.Batch{}).Close()
+}
+
 func (c txConn) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if err := c.sendAhead(ctx); err != nil {
+		return nil, err
+	}
 	return c.tx.Query(c.ctx(ctx), sql, args...)
 }
 
 func (c txConn) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	if err := c.sendAhead(ctx); err != nil {
+		return errRow{err}
+	}
 	return c.tx.QueryRow(c.ctx(ctx), sql, args...)
 }
 
 func (c txConn) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if err := c.sendAhead(ctx); err != nil {
+		return pgconn.CommandTag{}, err
+	}
 	return c.tx.Exec(c.ctx(ctx), sql, args...)
 }
 
-// SendBatch sends the statements of b in one round trip; the caller reads (or Closes) the
-// results before the next statement.
+// SendBatch sends the statements of b in one round trip, after those held ahead; the caller
+// reads (or Closes) the results before the next statement.
 func (c txConn) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
-	return c.tx.SendBatch(c.ctx(ctx), b)
+	if c.ahead == nil || len(c.ahead.stmts) == 0 {
+		return c.tx.SendBatch(c.ctx(ctx), b)
+	}
+	ahead := &pgx.Batch{}
+	for _, w := range c.ahead.stmts {
+		ahead.Queue(w.sql, w.args...)
+	}
+	n := len(ahead.QueuedQueries)
+	clear(c.ahead.stmts)
+	c.ahead.stmts = c.ahead.stmts[:0]
+	ahead.QueuedQueries = append(ahead.QueuedQueries, b.QueuedQueries...)
+	return &afterAhead{BatchResults: c.tx.SendBatch(c.ctx(ctx), ahead), skip: n, state: c.ahead}
 }
+
+// afterAhead is the results of a batch sent after statements held ahead: the caller reads its
+// own, the ahead statements' are read first (their error, if any, is the first read's).
+type afterAhead struct {
+	pgx.BatchResults
+	skip  int
+	err   error
+	state *aheadState
+}
+
+// pass reads the ahead statements' results.
+func (r *afterAhead) pass() error {
+	for ; r.skip > 0 && r.err == nil; r.skip-- {
+		if _, err := r.BatchResults.Exec(); err != nil {
+			r.err = &aheadError{err}
+			if r.state.err == nil {
+				r.state.err = err
+			}
+		}
+	}
+	return r.err
+}
+
+// aheadError is the failure of a statement sent ahead: it belongs to no write of a group in
+// particular (a write put off by the one before, or a savepoint), so the group's attempt fails as
+// a whole and each of its writes runs on its own (txGrouped). Callers may have wrapped or mapped
+// it: runGroup and attempt ask the txConn (failedAhead), not the error.
+type aheadError struct{ err error }
+
+func (e *aheadError) Error() string { return e.err.Error() }
+func (e *aheadError) Unwrap() error { return e.err }
+
+func (r *afterAhead) Exec() (pgconn.CommandTag, error) {
+	if err := r.pass(); err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	return r.BatchResults.Exec()
+}
+
+func (r *afterAhead) Query() (pgx.Rows, error) {
+	if err := r.pass(); err != nil {
+		return nil, err
+	}
+	return r.BatchResults.Query()
+}
+
+func (r *afterAhead) QueryRow() pgx.Row {
+	if err := r.pass(); err != nil {
+		return errRow{err}
+	}
+	return r.BatchResults.QueryRow()
+}
+
+func (r *afterAhead) Close() error {
+	if err := r.pass(); err != nil {
+		r.BatchResults.Close()
+		return err
+	}
+	return r.BatchResults.Close()
+}
+
+// errRow is a row whose statement was not sent: Scan returns why.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
 
 // detached is a context with a caller's cancellation channel and deadline, read once when it was
 // made, and no values.

@@ -44,17 +44,22 @@ func (tx *Tx) execLater(sql string, args ...any) {
 	tx.later = append(tx.later, laterExec{sql, args})
 }
 
-// savepoint sends the writes put off so far (execLater: the next write of a group may read what
-// they change) and a savepoint for the next write of a group, in one round trip.
-func (tx *Tx) savepoint(ctx context.Context) error {
-	b := &pgx.Batch{}
-	for _, w := range tx.later {
-		b.Queue(w.sql, w.args...)
+// savepoint begins the next write of a group: it moves the writes put off so far (execLater: the
+// next write may read what they change) and a savepoint ahead of the next statement, whose round
+// trip carries them (txConn.ahead).
+func (tx *Tx) savepoint() {
+	tx.sendLaterAhead()
+	tx.pg.ahead.stmts = append(tx.pg.ahead.stmts, laterExec{sql: `SAVEPOINT joined_write`})
+}
+
+// sendLaterAhead moves the writes put off so far ahead of the next statement.
+func (tx *Tx) sendLaterAhead() {
+	if tx.pg.ahead == nil {
+		tx.pg.ahead = &aheadState{}
 	}
+	tx.pg.ahead.stmts = append(tx.pg.ahead.stmts, tx.later...)
 	clear(tx.later)
 	tx.later = tx.later[:0]
-	b.Queue(`SAVEPOINT joined_write`)
-	return tx.pg.SendBatch(ctx, b).Close()
 }
 
 // txMark is what a Tx had recorded at a savepoint (mark), for restore to put back when the
