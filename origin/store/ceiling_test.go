@@ -15,22 +15,26 @@ import (
 
 // BenchmarkTenantWriteCeiling measures replicated writes per second on one tenant (every write
 // of a tenant takes versions from the tenant's log row, so a tenant's writes serialise) and
-// spread over several tenants, with concurrent writers, with the process's write queues
-// (queue.go) and without them (the baseline, in the same run), under the default retry budget:
-// refused/write counts the writes answered 503 because their retries ran out. Run with:
+// spread over several tenants, with concurrent writers, under the default retry budget, in three
+// modes compared in the same run: queue=off, each write in its own transaction colliding in the
+// database (the baseline); queue=on, the process's write queues (queue.go) through WriteTx;
+// queue=group, the origin's path (TenantWriteTx and the admin handler's ProductForUpdate and
+// UpdateProductVariants), where the holder of a store's queue carries the writes that joined it
+// in its transaction (group commit). refused/write counts the writes answered 503 because their
+// retries ran out; tx/write the transactions committed per write. Run with:
 //
 //	go test ./origin/store -run '^$' -bench TenantWriteCeiling -benchtime 3s
 func BenchmarkTenantWriteCeiling(b *testing.B) {
 	for _, tc := range []struct {
 		tenants, writers int
-		queue            bool
-	}{{1, 1, false}, {1, 4, false}, {1, 4, true}, {1, 16, false}, {1, 16, true}, {1, 64, false}, {1, 64, true}, {4, 16, false}, {4, 16, true}} {
-		name := map[bool]string{false: "off", true: "on"}[tc.queue]
-		b.Run(fmt.Sprintf("tenants=%d/writers=%d/queue=%s", tc.tenants, tc.writers, name), func(b *testing.B) {
+		queue            string
+	}{{1, 1, "off"}, {1, 1, "group"}, {1, 4, "off"}, {1, 4, "on"}, {1, 4, "group"}, {1, 16, "off"}, {1, 16, "on"}, {1, 16, "group"},
+		{1, 64, "off"}, {1, 64, "on"}, {1, 64, "group"}, {4, 16, "off"}, {4, 16, "on"}, {4, 16, "group"}} {
+		b.Run(fmt.Sprintf("tenants=%d/writers=%d/queue=%s", tc.tenants, tc.writers, tc.queue), func(b *testing.B) {
 			ctx := context.Background()
-			retries, refused := atomic.Int64{}, atomic.Int64{}
-			cfg := store.Config{MaxConns: 32, OnRetry: func() { retries.Add(1) }}
-			if !tc.queue {
+			retries, refused, commits := atomic.Int64{}, atomic.Int64{}, atomic.Int64{}
+			cfg := store.Config{MaxConns: 32, OnRetry: func() { retries.Add(1) }, OnCommit: func([]store.LogCommit) { commits.Add(1) }}
+			if tc.queue == "off" {
 				cfg.QueueDepth = -1
 			}
 			db, _ := storetest.Open(b, cfg)
@@ -62,15 +66,28 @@ func BenchmarkTenantWriteCeiling(b *testing.B) {
 						tg = targets[(w%tc.tenants)*tc.writers+w]
 					}
 					for next.Add(1) <= int64(b.N) {
-						_, err := db.WriteTx(ctx, func(tx *store.Tx) error {
-							old, err := tx.Product(ctx, tg.t, tg.id)
-							if err != nil {
-								return err
-							}
-							p := *old
-							p.Prices = schema.Prices{"USD": old.Prices["USD"] + 1}
-							return tx.UpdateProduct(ctx, tg.t, old, &p)
-						})
+						var err error
+						if tc.queue == "group" {
+							_, err = db.TenantWriteTx(ctx, tg.t, func(tx *store.Tx) error {
+								old, vs, err := tx.ProductForUpdate(ctx, tg.t, tg.id)
+								if err != nil {
+									return err
+								}
+								p := *old
+								p.Prices = schema.Prices{"USD": old.Prices["USD"] + 1}
+								return tx.UpdateProductVariants(ctx, tg.t, old, &p, vs)
+							})
+						} else {
+							_, err = db.WriteTx(ctx, func(tx *store.Tx) error {
+								old, err := tx.Product(ctx, tg.t, tg.id)
+								if err != nil {
+									return err
+								}
+								p := *old
+								p.Prices = schema.Prices{"USD": old.Prices["USD"] + 1}
+								return tx.UpdateProduct(ctx, tg.t, old, &p)
+							})
+						}
 						if schema.ErrorCode(err) == schema.CodeUnavailable {
 							refused.Add(1) // the retry budget ran out: a 503
 						} else if err != nil {
@@ -85,6 +102,7 @@ func BenchmarkTenantWriteCeiling(b *testing.B) {
 			b.ReportMetric(float64(b.N)/el.Seconds(), "writes/s")
 			b.ReportMetric(float64(retries.Load())/float64(b.N), "retries/write")
 			b.ReportMetric(float64(refused.Load())/float64(b.N), "refused/write")
+			b.ReportMetric(float64(commits.Load())/float64(b.N), "tx/write")
 		})
 	}
 }
