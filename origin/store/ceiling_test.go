@@ -68,25 +68,9 @@ func BenchmarkTenantWriteCeiling(b *testing.B) {
 					for next.Add(1) <= int64(b.N) {
 						var err error
 						if tc.queue == "group" {
-							_, err = db.TenantWriteTx(ctx, tg.t, func(tx *store.Tx) error {
-								old, vs, err := tx.ProductForUpdate(ctx, tg.t, tg.id)
-								if err != nil {
-									return err
-								}
-								p := *old
-								p.Prices = schema.Prices{"USD": old.Prices["USD"] + 1}
-								return tx.UpdateProductVariants(ctx, tg.t, old, &p, vs)
-							})
+							_, err = db.TenantWriteTx(ctx, tg.t, func(tx *store.Tx) error { return handlerBumpIn(ctx, tx, tg.t, tg.id) })
 						} else {
-							_, err = db.WriteTx(ctx, func(tx *store.Tx) error {
-								old, err := tx.Product(ctx, tg.t, tg.id)
-								if err != nil {
-									return err
-								}
-								p := *old
-								p.Prices = schema.Prices{"USD": old.Prices["USD"] + 1}
-								return tx.UpdateProduct(ctx, tg.t, old, &p)
-							})
+							_, err = db.WriteTx(ctx, func(tx *store.Tx) error { return bumpIn(ctx, tx, tg.t, tg.id) })
 						}
 						if schema.ErrorCode(err) == schema.CodeUnavailable {
 							refused.Add(1) // the retry budget ran out: a 503

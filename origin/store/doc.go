@@ -15,13 +15,19 @@
 // inserts the changes into the replication outbox, all in the same transaction. The relay
 // publishes the outbox; nothing here talks to NATS.
 //
+// The transactions of one process that take the same store's log wait their turn in a write
+// queue (queue.go), and a write of DB.TenantWriteTx holding the queue carries the writes that
+// joined it in its own transaction, each from a savepoint (group commit): one COMMIT, one log
+// bump and one relay round for up to 1+DefaultGroupWrites writes, each answered on its own.
+//
 // # Invariants
 //
 //   - A transaction changing k entities of one log takes k consecutive versions of that log, and
 //     versions of a log are taken in commit order (the log_versions row serialises writers).
 //   - An entity row's version column equals the version of the last change recorded for it.
 //   - Outbox rows are immutable; the relay deletes them only after the stream holds them.
-//   - Functions passed to Tx have no effect outside the database: they may run several times.
+//   - Functions passed to Tx have no effect outside the database: they may run several times,
+//     and one passed to TenantWriteTx may run in another caller's goroutine and transaction.
 //   - Errors leaving this package are *schema.Error values or wrap context cancellation; no pgx
 //     error type or SQL text reaches a caller's response.
 package store

@@ -58,6 +58,19 @@ func bumpIn(ctx context.Context, tx *store.Tx, t *schema.Tenant, id schema.Produ
 	return tx.UpdateProduct(ctx, t, old, &p)
 }
 
+// handlerBumpIn adds one to the price of product id of t in tx on the admin handler's path:
+// ProductForUpdate, then UpdateProductVariants (whose product update waits for the
+// transaction's last batch).
+func handlerBumpIn(ctx context.Context, tx *store.Tx, t *schema.Tenant, id schema.ProductID) error {
+	old, vs, err := tx.ProductForUpdate(ctx, t, id)
+	if err != nil {
+		return err
+	}
+	p := *old
+	p.Prices = schema.Prices{"USD": old.Prices["USD"] + 1}
+	return tx.UpdateProductVariants(ctx, t, old, &p, vs)
+}
+
 // write runs fn as one of the origin's writes of the fixture's store.
 func (f *groupFixture) write(fn func(ctx context.Context, tx *store.Tx) error) ([]store.LogCommit, error) {
 	ctx := context.Background()
@@ -374,15 +387,9 @@ func TestGroupCommitUnderConcurrentWriters(t *testing.T) {
 				fail := (w+i)%4 == 0
 				_, err := f.write(func(ctx context.Context, tx *store.Tx) error {
 					if w%2 == 0 {
-						// The admin handler's path, whose product update waits for the
-						// transaction's last batch (the next joined write must still read it).
-						old, vs, err := tx.ProductForUpdate(ctx, f.t, f.ids[w%4])
-						if err != nil {
-							return err
-						}
-						p := *old
-						p.Prices = schema.Prices{"USD": old.Prices["USD"] + 1}
-						if err := tx.UpdateProductVariants(ctx, f.t, old, &p, vs); err != nil {
+						// The admin handler's path: the next joined write must still read
+						// the product update it puts off.
+						if err := handlerBumpIn(ctx, tx, f.t, f.ids[w%4]); err != nil {
 							return err
 						}
 					} else if err := f.bump(w%4)(ctx, tx); err != nil {

@@ -178,15 +178,7 @@ func TestTenantWriteTxQueuesBeforeBegin(t *testing.T) {
 				defer wg.Done()
 				for i := 0; i < each; i++ {
 					ctx := context.Background()
-					fn := func(tx *store.Tx) error {
-						old, vs, err := tx.ProductForUpdate(ctx, f.t, f.id)
-						if err != nil {
-							return err
-						}
-						p := *old
-						p.Prices = schema.Prices{"USD": old.Prices["USD"] + 1}
-						return tx.UpdateProductVariants(ctx, f.t, old, &p, vs)
-					}
+					fn := func(tx *store.Tx) error { return handlerBumpIn(ctx, tx, f.t, f.id) }
 					var err error
 					if tenantTx {
 						_, err = f.db.TenantWriteTx(ctx, f.t, fn)
