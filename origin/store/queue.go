@@ -213,6 +213,9 @@ type joinedResult struct {
 	panicked any
 }
 
+// landed reports whether the write is in the holder's transaction.
+func (r joinedResult) landed() bool { return r.err == nil && !r.alone && r.panicked == nil }
+
 // join waits for id's queue as acquire does, offering w to the holder meanwhile. It returns
 // with the queue held (joined false), or with w's result once a holder took it (joined true).
 func (qs *logQueues) join(ctx context.Context, id string, deadline time.Time, w *joinedWrite) (res joinedResult, joined bool, err error) {
@@ -240,6 +243,14 @@ func (qs *logQueues) join(ctx context.Context, id string, deadline time.Time, w 
 		qs.unref(id, q)
 		return r, true, nil
 	}
+	// giveUp stops waiting with err, unless a holder took w first.
+	giveUp := func(err error) (joinedResult, bool, error) {
+		if leave() {
+			return result()
+		}
+		qs.unref(id, q)
+		return joinedResult{}, false, err
+	}
 	t := time.NewTimer(time.Until(deadline))
 	defer t.Stop()
 	select {
@@ -253,17 +264,9 @@ func (qs *logQueues) join(ctx context.Context, id string, deadline time.Time, w 
 	case <-w.picked:
 		return result()
 	case <-ctx.Done():
-		if leave() {
-			return result()
-		}
-		qs.unref(id, q)
-		return joinedResult{}, false, ctx.Err()
+		return giveUp(ctx.Err())
 	case <-t.C:
-		if leave() {
-			return result()
-		}
-		qs.unref(id, q)
-		return joinedResult{}, false, errBudget
+		return giveUp(errBudget)
 	}
 }
 
@@ -302,7 +305,7 @@ func (g *txGroup) deliver(committed bool, commits []LogCommit, all joinedResult)
 		r := all
 		if committed {
 			r = w.res
-			if r.err == nil && !r.alone && r.panicked == nil {
+			if r.landed() {
 				r.commits = commits
 			}
 		}
@@ -325,7 +328,7 @@ func (g *txGroup) carried() int {
 	n := 0
 	if g != nil {
 		for _, w := range g.members {
-			if !w.res.alone && w.res.err == nil && w.res.panicked == nil {
+			if w.res.landed() {
 				n++
 			}
 		}
