@@ -180,6 +180,12 @@ func (db *DB) SubscribedEndpoints(ctx context.Context, tenantID, kind string) ([
 // AddDeliveries queues deliveries (TenantID, EndpointID, EventID, Kind, Source and Payload set
 // by the caller), due now, in one statement. An event already queued for an endpoint is not
 // queued again: a stream message delivered twice adds nothing. It returns how many were added.
+//
+// Only endpoints still enabled get one: the caller chose them from an earlier read, and an
+// endpoint disabled or deleted since had its pending deliveries cancelled, so one queued after
+// would stay pending at it. The statement reads the endpoints it inserts for, in a serializable
+// transaction: against a concurrent disabling (which writes the endpoint and cancels the
+// endpoint's pending rows) one of the two fails its serialization check and is retried.
 func (db *DB) AddDeliveries(ctx context.Context, ds []*WebhookDelivery, now time.Time) (int, error) {
 	if len(ds) == 0 {
 		return 0, nil
@@ -194,13 +200,16 @@ func (db *DB) AddDeliveries(ctx context.Context, ds []*WebhookDelivery, now time
 		cols[4] = append(cols[4], d.Source)
 		payloads[i] = d.Payload
 	}
-	tag, err := db.pool.Exec(ctx, `INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, kind, source, payload,
-		state, next_attempt_at, created_at, updated_at)
-		SELECT t, e, v, k, s, p, 'pending', $7, $7, $7
-		FROM unnest($1::UUID[], $2::UUID[], $3::UUID[], $4::TEXT[], $5::TEXT[], $6::BYTEA[]) AS r(t, e, v, k, s, p)
-		ON CONFLICT (endpoint_id, event_id) WHERE source = 'event' DO NOTHING`,
-		cols[0], cols[1], cols[2], cols[3], cols[4], payloads, now)
-	return int(tag.RowsAffected()), mapError(err)
+	return TxValue(ctx, db, func(tx *Tx) (int, error) {
+		tag, err := tx.pg.Exec(ctx, `INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, kind, source, payload,
+			state, next_attempt_at, created_at, updated_at)
+			SELECT r.t, r.e, r.v, r.k, r.s, r.p, 'pending', $7, $7, $7
+			FROM unnest($1::UUID[], $2::UUID[], $3::UUID[], $4::TEXT[], $5::TEXT[], $6::BYTEA[]) AS r(t, e, v, k, s, p)
+			JOIN webhook_endpoints w ON w.tenant_id = r.t AND w.id = r.e AND w.enabled
+			ON CONFLICT (endpoint_id, event_id) WHERE source = 'event' DO NOTHING`,
+			cols[0], cols[1], cols[2], cols[3], cols[4], payloads, now)
+		return int(tag.RowsAffected()), err
+	})
 }
 
 // ClaimedDelivery is a delivery claimed by one worker, with its endpoint as it was when claimed.
