@@ -552,22 +552,19 @@ func TestWebhookDisabledAfterFailing(t *testing.T) {
 	waitUntil(t, "a delivery after enabling", func() bool { return down.kinds()["product.created"] == 1 })
 
 	// Retention: finished deliveries (delivered, failed, cancelled) past the horizon go with
-	// their attempts; a pending one stays, whatever its age.
-	pending := sh.deliveries(downID, "").Total
-	down.mu.Lock()
-	down.failFirst = 1 << 30
-	down.mu.Unlock()
-	sh.product("Plate", 500, 10)
-	waitUntil(t, "a retrying delivery", func() bool { return sh.deliveries(downID, "&state=pending").Total == 1 })
-	waitUntil(t, "the healthy endpoint's seven deliveries recorded", func() bool {
-		return sh.deliveries(upID, "&state=delivered").Total == 7
+	// their attempts. (That a pending one stays, whatever its age, is TestPruneWebhookLogKeepsPending
+	// in origin/store: here a failing endpoint's retries would disable it again within
+	// DisableAfter, so a pending delivery cannot be held still for the check.)
+	waitUntil(t, "every delivery finished", func() bool {
+		return sh.deliveries(downID, "&state=pending").Total == 0 && sh.deliveries(upID, "&state=delivered").Total == 6
 	})
+	finished := sh.deliveries(downID, "").Total + sh.deliveries(upID, "").Total
 	n, err := sh.s.db.PruneWebhookLog(context.Background(), time.Now().Add(time.Hour))
-	if err != nil || n != int64(pending)+7 { // this endpoint's finished ones and the healthy one's seven
-		t.Fatalf("pruned %d (%v), want %d", n, err, pending+7)
+	if err != nil || n != int64(finished) {
+		t.Fatalf("pruned %d (%v), want the %d finished deliveries", n, err, finished)
 	}
-	if p := sh.deliveries(downID, ""); p.Total != 1 || p.Data[0].State != "pending" || len(p.Data[0].Log) == 0 {
-		t.Fatalf("after pruning: %+v", p)
+	if d, u := sh.deliveries(downID, ""), sh.deliveries(upID, ""); d.Total != 0 || u.Total != 0 {
+		t.Fatalf("after pruning: %d and %d deliveries left", d.Total, u.Total)
 	}
 }
 
