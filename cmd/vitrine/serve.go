@@ -390,6 +390,9 @@ type edgeFlags struct {
 	name, region *string
 	// drain is set by `vitrine edge` only (`vitrine dev` stops at once).
 	drain *drainFlags
+	// relaxGC is set by `vitrine edge` only: its first bootstrap runs with the collector relaxed
+	// (relaxGCForBootstrap). `vitrine dev` shares its process with an origin.
+	relaxGC bool
 }
 
 func (f flags) edge() edgeFlags {
@@ -482,12 +485,16 @@ func startEdge(g *group, ctx context.Context, ef edgeFlags, originURL string, nc
 	if err != nil {
 		return nil, nil, err
 	}
+	var gc *bootstrapGC
+	if ef.relaxGC {
+		gc = relaxGCForBootstrap(log)
+	}
 	rep, fol, err := followStream(g, ctx, nc, fc, fc.PublicFilters(shards), replica.Config{Shards: shards, PlatformDomain: *ef.platformDomain, MaxBytes: *ef.replicaBytes}, log, snaps...)
 	if err != nil {
 		return nil, nil, err
 	}
 	observeFollowerSnapshots(set, "edge", fol)
-	g.Go("bootstrap memory", func() error { releaseBootstrapMemory(ctx, rep, fol, log); return nil })
+	g.Go("bootstrap memory", func() error { releaseBootstrapMemory(ctx, rep, fol, gc, log); return nil })
 	proxies, err := parsePrefixes(*ef.trustedProxies)
 	if err != nil {
 		return nil, nil, err
@@ -520,6 +527,7 @@ func runEdge(ctx context.Context, args []string) error {
 	mf := f.media("nats")
 	df := f.drain()
 	ef.drain = &df
+	ef.relaxGC = true
 	if err := f.Parse(args); err != nil {
 		return err
 	}
