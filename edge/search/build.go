@@ -31,21 +31,7 @@ type suggestBuild struct{ first, rest []sent }
 // BuildWithOptions is Build with options o.
 func BuildWithOptions(docs []*Doc, o Options) *Index {
 	ix := NewWithOptions(o)
-
-	// Distinct documents, the last of each id.
-	at := make(map[schema.ProductID]int, len(docs))
-	list := make([]*Doc, 0, len(docs))
-	for _, d := range docs {
-		if d == nil {
-			continue
-		}
-		if i, ok := at[d.ID]; ok {
-			list[i] = d
-			continue
-		}
-		at[d.ID] = len(list)
-		list = append(list, d)
-	}
+	list := distinctDocs(docs)
 	if len(list) == 0 {
 		return ix
 	}
@@ -95,6 +81,25 @@ func BuildWithOptions(docs []*Doc, o Options) *Index {
 	ix.buildSuggestions(list, recs, words, len(dict))
 	wg.Wait()
 	return ix
+}
+
+// distinctDocs returns the documents Build indexes, in ordinal order: the non-nil ones, the last
+// of each id in the place of the first.
+func distinctDocs(docs []*Doc) []*Doc {
+	at := make(map[schema.ProductID]int, len(docs))
+	list := make([]*Doc, 0, len(docs))
+	for _, d := range docs {
+		if d == nil {
+			continue
+		}
+		if i, ok := at[d.ID]; ok {
+			list[i] = d
+			continue
+		}
+		at[d.ID] = len(list)
+		list = append(list, d)
+	}
+	return list
 }
 
 // buildChunkMin is the fewest documents Build tokenises in a goroutine of its own.
@@ -177,24 +182,67 @@ func appendDoubling(s []uint64, v uint64) []uint64 {
 // buildDocs sets the records, the ids and the category sets of Build.
 func (ix *Index) buildDocs(list []*Doc, recs []rec) {
 	ix.recs = vecOf(recs)
+	ix.buildIDs(list)
+}
+
+// buildIDs sets the ids and the category sets of Build.
+func (ix *Index) buildIDs(list []*Doc) {
+	b := newIDsBuilder(len(list))
+	for _, d := range list {
+		b.add(d)
+	}
+	b.set(ix)
+}
+
+// idsBuilder gathers the ids and the category sets of documents given in ordinal order.
+type idsBuilder struct {
+	ids   []schema.ProductID // by ordinal
+	csets map[schema.CategoryID][]uint32
+}
+
+func newIDsBuilder(n int) *idsBuilder {
+	return &idsBuilder{ids: make([]schema.ProductID, 0, n), csets: make(map[schema.CategoryID][]uint32)}
+}
+
+// add adds the document of the next ordinal.
+func (b *idsBuilder) add(d *Doc) {
+	ord := uint32(len(b.ids))
+	b.ids = append(b.ids, d.ID)
+	for i, c := range d.CategoryIDs {
+		if slices.Contains(d.CategoryIDs[:i], c) {
+			continue
+		}
+		b.csets[c] = append(b.csets[c], ord)
+	}
+}
+
+// set sets the ids and the category sets of ix.
+func (b *idsBuilder) set(ix *Index) {
+	// Inserted grouped by the low bits of their hashes, which pick the children of the first two
+	// levels of the hash trie: consecutive inserts walk nodes still in cache, much faster than in
+	// ordinal order for a large catalog. The map is the same.
+	const groupBits = 10
+	var starts [1<<groupBits + 1]int32
+	for _, id := range b.ids {
+		starts[idHasher{}.Hash(id)&(1<<groupBits-1)+1]++
+	}
+	for g := 1; g < len(starts); g++ {
+		starts[g] += starts[g-1]
+	}
+	order := make([]uint32, len(b.ids))
+	for ord, id := range b.ids {
+		g := idHasher{}.Hash(id) & (1<<groupBits - 1)
+		order[starts[g]] = uint32(ord)
+		starts[g]++
+	}
 	ids := immutable.NewMapBuilder[schema.ProductID, uint32](idHasher{})
-	for ord, d := range list {
-		ids.Set(d.ID, uint32(ord))
+	for _, ord := range order {
+		ids.Set(b.ids[ord], ord)
 	}
 	ix.ids = ids.Map()
-
-	csets := make(map[schema.CategoryID][]uint32)
-	for ord, d := range list {
-		for i, c := range d.CategoryIDs {
-			if slices.Contains(d.CategoryIDs[:i], c) {
-				continue
-			}
-			csets[c] = append(csets[c], uint32(ord))
-		}
-	}
 	var scratch []byte
 	cb := immutable.NewMapBuilder[schema.CategoryID, ordSet](catHasher{})
-	for c, ords := range csets {
+	for c, ords := range b.csets {
 		var set ordSet
 		set, scratch = plistOf[uint32, ordCodec](ords, scratch)
 		cb.Set(c, set)
@@ -211,28 +259,57 @@ func (ix *Index) buildWords(dict map[string]*termBuild) {
 	slices.SortFunc(vocab, func(a, b *termBuild) int { return cmp.Compare(a.word, b.word) })
 	terms := immutable.NewMapBuilder[string, term](strHasher{})
 	sorted := immutable.NewSortedMapBuilder[string, struct{}](strComparer{})
-	variants := make(map[uint64][]string)
-	var buf, scratch []byte
-	for _, tb := range vocab {
+	words := make([]string, len(vocab))
+	var scratch []byte
+	for i, tb := range vocab {
 		var post postList
 		post, scratch = plistOf[uint64, postCodec](tb.post, scratch)
 		terms.Set(tb.word, term{post: post, nT: tb.nT, nD: tb.nD})
 		sorted.Set(tb.word, struct{}{})
-		if ix.fuzzable(tb.word) {
-			w := tb.word
-			buf = deletes(w, buf, func(v []byte) {
-				h := hashDelete(v)
-				variants[h] = append(variants[h], w)
-			})
-		}
+		words[i] = tb.word
 	}
 	ix.terms = terms.Map()
 	ix.vocab = sorted.Map()
-	fuzz := immutable.NewMapBuilder[uint64, []string](u64Hasher{})
-	for h, list := range variants {
-		fuzz.Set(h, slices.Clip(list))
+	ix.fuzz = ix.fuzzOf(words)
+}
+
+// fuzzOf makes the fuzzy map of the words of an index, in order: the hash of each deletion
+// variant of each fuzzable word to the words that have it, in the words' order.
+func (ix *Index) fuzzOf(words []string) *immutable.Map[uint64, []string] {
+	type variant struct {
+		h    uint64
+		word int32
 	}
-	ix.fuzz = fuzz.Map()
+	var vs []variant
+	var buf []byte
+	for i, w := range words {
+		if ix.fuzzable(w) {
+			buf = deletes(w, buf, func(v []byte) { vs = append(vs, variant{hashDelete(v), int32(i)}) })
+		}
+	}
+	// Grouped by hash, each group (of one word, nearly always) in the words' order.
+	slices.SortFunc(vs, func(a, b variant) int { return cmp.Compare(a.h, b.h) })
+	// The lists share one array, each with no room after it: With copies a list to change it.
+	all := make([]string, len(vs))
+	for i, v := range vs {
+		all[i] = words[v.word]
+	}
+	fuzz := immutable.NewMapBuilder[uint64, []string](u64Hasher{})
+	for i := 0; i < len(vs); {
+		j := i + 1
+		for j < len(vs) && vs[j].h == vs[i].h {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(vs[i:j], func(a, b variant) int { return cmp.Compare(a.word, b.word) })
+			for k := i; k < j; k++ {
+				all[k] = words[vs[k].word]
+			}
+		}
+		fuzz.Set(vs[i].h, all[i:j:j])
+		i = j
+	}
+	return fuzz.Map()
 }
 
 // buildSuggestions sets the suggestion sets of Build: documents in rank order, each appended to

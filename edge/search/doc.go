@@ -77,6 +77,44 @@
 // of title words, each a persistent B+tree kept in rank order, so that a prefix query reads only
 // the first entries.
 //
+// # Images
+//
+// An edge bootstrapping a large store spends a good part of its time in Build, tokenising. So a
+// snapshot carries, beside the documents, the image of their index (Index.AppendImage), and an
+// edge loads the index from it (LoadImage), about five times faster than Build on one core: an
+// image holds what Build derives by tokenising, and LoadImage derives from the documents what is
+// cheap (the records, ids and category sets, the fuzzy map). An image is, in order:
+//
+//   - a header: "VSIX"; the image format (a big-endian uint32, bumped when the tokeniser, the
+//     records or the lists change: TestImageGolden fails until it is); a fingerprint of what the
+//     content depends on besides the code the format versions (block and token sizes, the
+//     Unicode tables, what the tokeniser and the codecs make of a probe); a hash (of
+//     xxhash64s) of the documents, after Build's deduplication, in ordinal order, every field
+//     the index reads, and of the options (ImageDocsHash); the fuzzy minimum and the number of
+//     documents;
+//   - per document: its title and description token counts and its title key;
+//   - the vocabulary in order, then per word its posting list and, for a word of titles, its
+//     suggestion set; the prefixes in order, then their suggestion sets. A list is its number of
+//     entries (for a word's suggestion set, implied: the documents with the word in their title),
+//     its length in bytes and its blocks as Build encodes them (split evenly into full blocks);
+//   - the xxhash64 of all of it.
+//
+// Varints are in their shortest encoding and lists in Build's blocks, so an image is canonical:
+// LoadImage accepts exactly the bytes AppendImage writes for the index it returns.
+//
+//   - LoadImage(ix.AppendImage(nil), docs, o), ix being BuildWithOptions(docs, o), is ix in
+//     every field, keeping the documents' strings and category slices as Build does; each list is
+//     copied out of the image into one allocation of its own, so the image can be dropped.
+//   - Only an index that New or Build made has an image: With (but for a rebuild) makes indexes
+//     that have none (ErrNoImage).
+//   - An image of another format or tokeniser, of other options or over other documents is
+//     refused with ErrImageStale; a malformed or corrupted one with ErrImage, never with a panic
+//     or an allocation out of proportion to the image and the documents. Every list is checked
+//     (counts, encoding, order, ordinals) and what the lists say is checked against the
+//     documents and each other as far as it can be without tokenising (frequencies against
+//     token counts, word suggestion sets against title postings, first words against title
+//     keys); the checksum covers the rest.
+//
 // # Invariants
 //
 //   - An Index never changes once returned: With and Build return new values; every method is

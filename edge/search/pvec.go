@@ -78,13 +78,24 @@ func setNode[T any](n *vnode[T], shift uint, i int, x T) *vnode[T] {
 
 // vecOf makes a vector of xs (copied).
 func vecOf[T any](xs []T) pvec[T] {
-	if len(xs) == 0 {
-		return pvec[T]{}
+	v, leaves := vecMake[T](len(xs))
+	for i, vals := range leaves {
+		copy(vals, xs[i*vecWidth:])
+	}
+	return v
+}
+
+// vecMake makes a vector of n zero values and returns it with its leaves' values, vecWidth a
+// leaf, for the caller to set before the vector is shared.
+func vecMake[T any](n int) (pvec[T], [][]T) {
+	if n == 0 {
+		return pvec[T]{}, nil
 	}
 	var level []*vnode[T]
-	for i := 0; i < len(xs); i += vecWidth {
+	leaves := make([][]T, 0, (n+vecWidth-1)/vecWidth)
+	for i := 0; i < n; i += vecWidth {
 		vals := make([]T, vecWidth)
-		copy(vals, xs[i:min(i+vecWidth, len(xs))])
+		leaves = append(leaves, vals)
 		level = append(level, &vnode[T]{vals: vals})
 	}
 	shift := uint(0)
@@ -98,7 +109,7 @@ func vecOf[T any](xs []T) pvec[T] {
 		level = up
 		shift += vecBits
 	}
-	return pvec[T]{root: level[0], len: len(xs), shift: shift}
+	return pvec[T]{root: level[0], len: n, shift: shift}, leaves
 }
 
 // each calls f with each index and value in order until f returns false.

@@ -82,6 +82,9 @@ type Index struct {
 	sumT, sumD int64  // total title and description tokens, for the average field lengths
 	minT, minD uint16 // at most the fewest title and description tokens of a document (bounds scores)
 	free       *freeOrd
+	// built reports that the index is one New or Build made, not changed by With since: ordinals
+	// are dense and every list is in Build's blocks, so AppendImage can make its image.
+	built bool
 
 	ids      *immutable.Map[schema.ProductID, uint32]
 	recs     pvec[rec]
@@ -258,6 +261,7 @@ func New() *Index { return NewWithOptions(Options{}) }
 // NewWithOptions returns an empty index with options o; indexes derived from it by With keep them.
 func NewWithOptions(o Options) *Index {
 	return &Index{
+		built:    true,
 		fuzzyMin: o.fuzzyMin(),
 		minT:     0xffff,
 		minD:     0xffff,
@@ -467,6 +471,7 @@ func (ix *Index) With(upserts []*Doc, deletes []schema.ProductID) *Index {
 		prefixes: map[string]*pending[sent, sentCodec]{},
 		cats:     map[schema.CategoryID]*pending[uint32, ordCodec]{},
 	}
+	t.ix.built = false // ordinals may be freed and lists no longer in Build's blocks
 	for _, d := range upserts {
 		if d != nil {
 			t.upsert(d)
