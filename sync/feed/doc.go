@@ -32,8 +32,9 @@
 //
 // A Follower given a SnapshotSource (UseSnapshots; edges, whose filters are public shard
 // filters) starts each bootstrap from the snapshots of its shards and of the registry: it hands
-// their changes to the Sink (prepared on a worker pool when the Sink is a Preparer, delivered in
-// order), then reads the stream from the lowest snapshot's sequence + 1, skipping each shard's
+// their annexes to the Sink when it is an AnnexSink (derived state, such as a tenant's search
+// index, that the Sink may use instead of deriving it), then their changes (prepared on a worker
+// pool when the Sink is a Preparer, delivered in order), then reads the stream from the lowest snapshot's sequence + 1, skipping each shard's
 // messages at or below its own snapshot's. Checkpoints work as above. Any snapshot it cannot use
 // makes it count the reason, Reset the Sink and bootstrap from the stream alone; so does a
 // bootstrap the Sink asked for (Resyncer).

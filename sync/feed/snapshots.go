@@ -25,6 +25,35 @@ type Preparer interface {
 	Prepare(c *schema.Change)
 }
 
+// Annex is something a snapshot carries besides its records: a form of part of the state at the
+// snapshot's point that a Sink may use instead of deriving it from the changes, such as one
+// tenant's search index (Kind AnnexSearchIndex). An annex is an optimisation only: a Sink that
+// cannot use one, or finds it does not match the state it applied, derives the state as if the
+// annex were absent.
+type Annex struct {
+	// Kind names what the annex holds.
+	Kind string
+	// Log is the log (tenant) it is of, and Version the log's version it was made at.
+	Log     string
+	Version int64
+	// Params says what else the annex depends on (for a search index: the store's default
+	// currency, which the index's prices are in).
+	Params string
+	// Data is the annex itself. It may be a slice of the snapshot's bytes: a Sink that keeps it
+	// past the bootstrap copies it.
+	Data []byte
+}
+
+// AnnexSearchIndex is the kind of an annex holding a tenant's search index image (package
+// edge/search, Index.AppendImage), made over the tenant's public products at Version.
+const AnnexSearchIndex = "search-index"
+
+// AnnexSink is a Sink that can use snapshot annexes: a Follower hands it a snapshot's annexes
+// after Reset and before the snapshot's changes, on the delivering goroutine.
+type AnnexSink interface {
+	Annex(a Annex)
+}
+
 // SnapshotSource supplies the snapshots a Follower bootstraps from instead of reading the last
 // message of every subject from the stream (package snapshot implements it over the
 // "vitrine-snapshots" object store bucket).
@@ -74,6 +103,8 @@ type SnapshotPart struct {
 	// and its change as schema.DecodeChange would return it (its subject not yet checked), or
 	// nil and the message data when the snapshot holds the message only as data.
 	Changes func(fn func(subject string, c *schema.Change, data []byte) error) error
+	// Annexes are what the snapshot carries besides its records (an AnnexSink receives them).
+	Annexes []Annex
 }
 
 // UseSnapshots makes the Follower bootstrap from src's snapshots when its filters are public
@@ -169,8 +200,9 @@ type prepBatch struct {
 	done     chan struct{}
 }
 
-// deliverParts decodes the parts' records on a pool of GOMAXPROCS workers (Prepare included,
-// when the sink is a Preparer) and hands them to the sink in order. It returns the number of
+// deliverParts hands the parts' annexes to the sink when it is an AnnexSink, then decodes the
+// parts' records on a pool of GOMAXPROCS workers (Prepare included, when the sink is a
+// Preparer) and hands them to the sink in order. It returns the number of
 // changes delivered.
 func (f *Follower) deliverParts(ctx context.Context, parts []SnapshotPart) (int, error) {
 	return deliverParts(ctx, f.sink, parts, &f.delivered, func(subject string, err error) {
@@ -204,6 +236,13 @@ func deliverParts(ctx context.Context, sink Sink, parts []SnapshotPart, delivere
 	const batchSize = 256
 	workers := max(1, runtime.GOMAXPROCS(0))
 	prep, _ := sink.(Preparer)
+	if as, ok := sink.(AnnexSink); ok {
+		for _, p := range parts {
+			for _, a := range p.Annexes {
+				as.Annex(a)
+			}
+		}
+	}
 	jobs := make(chan *prepBatch, workers)
 	order := make(chan *prepBatch, 2*workers) // bounds the batches decoded ahead of delivery
 	ctx, cancel := context.WithCancel(ctx)

@@ -10,8 +10,20 @@
 // taken, time of the full pass it descends from, for the registry the shards listed and the
 // sequence they were listed at, every log's head version, the record count), the records
 // (sequence delta, subject, message data, and the message's change envelope as the writer decoded
-// it: changes.go) compressed with zstd, and an xxhash64 of every byte before it. Format 2 added
-// the envelopes; format 1 is refused like any unknown version.
+// it: changes.go) compressed with zstd, the annexes (annex.go; their length is the header's last
+// field), and an xxhash64 of every byte before it. Format 2 added the envelopes, format 3 the
+// annexes; this build writes 3, reads 2 (as a snapshot without annexes) and 3, and refuses 1 like
+// any unknown version.
+//
+// # Annexes
+//
+// An annex is state derived from the records that a reader may use instead of deriving it
+// itself (feed.Annex): a shard's snapshot carries the search index image of each of its tenants
+// when the Writer is given an Annexes function (the relay's: edge/replica.SnapshotAnnexes, which
+// loads the shard into a replica as an edge does). Annexes are never needed: a reader that
+// cannot use one derives the state from the records, and a writer that fails to make them writes
+// the snapshot without. A malformed annex section (which the checksum cannot catch when a writer
+// made it so) makes the Source refuse the snapshot, as malformed records do.
 //
 // # Loading
 //

@@ -11,15 +11,21 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/klauspost/compress/zstd"
+
+	"vitrine/sync/feed"
 )
 
 // Magic opens every snapshot.
 const Magic = "VTSNAP\x00\x01"
 
-// Version is the format version this build writes and reads. Version 2 added to each record its
-// change's envelope, decoded by the writer (changes.go); a build reading 2 refuses 1, and the
-// edge then bootstraps from the stream until the writer has replaced the snapshot.
-const Version = 2
+// Version is the format version this build writes. Version 2 added to each record its change's
+// envelope, decoded by the writer (changes.go); version 3 added the annexes (annex.go). This
+// build reads 2 and 3 (a version 2 snapshot has no annexes) and refuses 1, and the edge then
+// bootstraps from the stream until the writer has replaced the snapshot.
+const Version = 3
+
+// minVersion is the oldest format version this build reads.
+const minVersion = 2
 
 // Limits a decoder enforces on hostile bytes.
 const (
@@ -91,10 +97,14 @@ type Record struct {
 	env []byte
 }
 
-// Encode returns the snapshot of h and recs (in increasing Seq order); h.Records is set from
-// recs.
-func Encode(h Header, recs []Record) ([]byte, error) {
+// Encode returns the snapshot of h, recs (in increasing Seq order) and annexes; h.Records is
+// set from recs.
+func Encode(h Header, recs []Record, annexes ...feed.Annex) ([]byte, error) {
 	h.Records = uint64(len(recs))
+	ab, err := appendAnnexes(nil, annexes)
+	if err != nil {
+		return nil, err
+	}
 	var hb []byte
 	hb = appendString(hb, h.Epoch)
 	hb = binary.AppendVarint(hb, unixNano(h.Created))
@@ -113,6 +123,7 @@ func Encode(h Header, recs []Record) ([]byte, error) {
 		hb = binary.AppendVarint(hb, hd.Version)
 	}
 	hb = binary.AppendUvarint(hb, h.Records)
+	hb = binary.AppendUvarint(hb, uint64(len(ab)))
 
 	var out bytes.Buffer
 	out.Write(make([]byte, preambleLen))
@@ -156,6 +167,7 @@ func Encode(h Header, recs []Record) ([]byte, error) {
 	if err := zw.Close(); err != nil {
 		return nil, err
 	}
+	out.Write(ab)
 	b := out.Bytes()
 	n := copy(b, Magic)
 	binary.BigEndian.PutUint32(b[n:], Version)
@@ -166,8 +178,9 @@ func Encode(h Header, recs []Record) ([]byte, error) {
 
 // Snapshot is a verified snapshot: Open checked its framing and checksum and read its header.
 type Snapshot struct {
-	h    Header
-	body []byte // the compressed records
+	h     Header
+	body  []byte // the compressed records
+	annex []byte // the annexes (annex.go)
 }
 
 // Open verifies b (magic, version, length, checksum) and reads its header. Its errors wrap
@@ -183,8 +196,9 @@ func Open(b []byte) (*Snapshot, error) {
 		return nil, fmt.Errorf("%w: %d bytes", ErrTruncated, len(b))
 	}
 	p := b[len(Magic):]
-	if v := binary.BigEndian.Uint32(p); v != Version {
-		return nil, fmt.Errorf("%w %d (this build reads %d)", ErrVersion, v, Version)
+	v := binary.BigEndian.Uint32(p)
+	if v < minVersion || v > Version {
+		return nil, fmt.Errorf("%w %d (this build reads %d to %d)", ErrVersion, v, minVersion, Version)
 	}
 	total := binary.BigEndian.Uint64(p[4:])
 	switch {
@@ -201,11 +215,16 @@ func Open(b []byte) (*Snapshot, error) {
 	if hl > uint64(end-preambleLen) {
 		return nil, fmt.Errorf("%w: header of %d bytes", ErrCorrupt, hl)
 	}
-	h, err := decodeHeader(b[preambleLen : preambleLen+int(hl)])
+	h, annexLen, err := decodeHeader(b[preambleLen:preambleLen+int(hl)], v)
 	if err != nil {
 		return nil, err
 	}
-	return &Snapshot{h: h, body: b[preambleLen+int(hl) : end]}, nil
+	body := b[preambleLen+int(hl) : end]
+	if annexLen > uint64(len(body)) {
+		return nil, fmt.Errorf("%w: annexes of %d bytes", ErrCorrupt, annexLen)
+	}
+	split := len(body) - int(annexLen)
+	return &Snapshot{h: h, body: body[:split:split], annex: body[split:]}, nil
 }
 
 // Header returns the snapshot's header.
@@ -375,7 +394,9 @@ func (r *headerReader) string(what string) string {
 	return s
 }
 
-func decodeHeader(b []byte) (Header, error) {
+// decodeHeader reads a header of format version v, and the length of the annexes (none before
+// version 3).
+func decodeHeader(b []byte, v uint32) (Header, uint64, error) {
 	r := &headerReader{b: b}
 	var h Header
 	h.Epoch = r.string("epoch")
@@ -403,11 +424,15 @@ func decodeHeader(b []byte) (Header, error) {
 		}
 	}
 	h.Records = r.uvarint("record count")
+	var annexLen uint64
+	if v >= 3 {
+		annexLen = r.uvarint("annex length")
+	}
 	if r.err == nil && len(r.b) != 0 {
 		r.fail("trailing bytes")
 	}
 	if r.err != nil {
-		return Header{}, r.err
+		return Header{}, 0, r.err
 	}
-	return h, nil
+	return h, annexLen, nil
 }

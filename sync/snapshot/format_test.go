@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"vitrine/sync/feed"
 )
 
 func sampleSnapshot(t testing.TB, n int) (Header, []Record, []byte) {
@@ -170,5 +172,99 @@ func TestRecordSet(t *testing.T) {
 	}
 	if !slices.Equal(have, want) {
 		t.Fatalf("live %v, want %v", have, want)
+	}
+}
+
+func sampleAnnexes() []feed.Annex {
+	return []feed.Annex{
+		{Kind: feed.AnnexSearchIndex, Log: "alpha", Version: 42, Params: "EUR", Data: []byte("an index image")},
+		{Kind: feed.AnnexSearchIndex, Log: "beta", Version: 7, Data: nil},
+		{Kind: "something-newer", Log: "alpha", Version: -1, Params: "p", Data: make([]byte, 100_000)},
+	}
+}
+
+// A snapshot's annexes come back as written, after the records, which read as without them.
+func TestAnnexesRoundTrip(t *testing.T) {
+	h, recs, _ := sampleSnapshot(t, 50)
+	for _, as := range [][]feed.Annex{nil, sampleAnnexes()} {
+		b, err := Encode(h, recs, as...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := Open(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Annexes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(as) {
+			t.Fatalf("%d annexes, want %d", len(got), len(as))
+		}
+		for i, a := range as {
+			g := got[i]
+			if g.Kind != a.Kind || g.Log != a.Log || g.Version != a.Version || g.Params != a.Params || string(g.Data) != string(a.Data) {
+				t.Fatalf("annex %d = %+v, want %+v", i, g, a)
+			}
+		}
+		out, err := readAll(s)
+		if err != nil || len(out) != len(recs) {
+			t.Fatalf("%d records, %v", len(out), err)
+		}
+	}
+}
+
+// A malformed annex section in a snapshot whose checksum holds (a writer's bug) is refused with
+// ErrCorrupt, and the Source refuses the snapshot: the edge bootstraps from the stream.
+func TestAnnexesCorrupt(t *testing.T) {
+	h, recs, _ := sampleSnapshot(t, 5)
+	b, err := Encode(h, recs, sampleAnnexes()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, annex := range map[string][]byte{
+		"count over the bytes": {0xff, 0x01},
+		"cut in the data":      s.annex[:len(s.annex)-1],
+		"trailing bytes":       append(append([]byte(nil), s.annex...), 0),
+	} {
+		bad := &Snapshot{h: s.h, body: s.body, annex: annex}
+		if _, err := bad.Annexes(); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("%s: Annexes = %v, want ErrCorrupt", name, err)
+		}
+	}
+}
+
+// A snapshot of format 2 (no annexes), as the previous build's writer left it in the bucket,
+// still reads: the same header and records, no annexes.
+func TestFormat2Read(t *testing.T) {
+	h, recs, b := sampleSnapshot(t, 20)
+	// Format 3 with no annexes is format 2 plus the header's last byte (annex length 0).
+	hl := binary.BigEndian.Uint32(b[len(Magic)+12:])
+	if b[preambleLen+int(hl)-1] != 0 {
+		t.Fatal("the header does not end with an annex length of 0")
+	}
+	v2 := append(slices.Clone(b[:preambleLen+int(hl)-1]), b[preambleLen+int(hl):len(b)-checksumLen]...)
+	binary.BigEndian.PutUint32(v2[len(Magic):], 2)
+	binary.BigEndian.PutUint64(v2[len(Magic)+4:], uint64(len(v2)+checksumLen))
+	binary.BigEndian.PutUint32(v2[len(Magic)+12:], hl-1)
+	v2 = binary.BigEndian.AppendUint64(v2, xxhashSum(v2))
+	s, err := Open(v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Header(); got.Seq != h.Seq || got.Records != h.Records || !slices.Equal(got.Heads, h.Heads) {
+		t.Fatalf("header %+v, want %+v", got, h)
+	}
+	if as, err := s.Annexes(); err != nil || len(as) != 0 {
+		t.Fatalf("annexes %+v, %v", as, err)
+	}
+	out, err := readAll(s)
+	if err != nil || len(out) != len(recs) || string(out[19].Data) != string(recs[19].Data) {
+		t.Fatalf("%d records, %v", len(out), err)
 	}
 }

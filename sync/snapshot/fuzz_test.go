@@ -22,6 +22,9 @@ func FuzzOpen(f *testing.F) {
 	if b, err := Encode(Header{Epoch: "e", Shard: "0", Seq: 100}, recs); err == nil {
 		f.Add(b)
 	}
+	if b, err := Encode(Header{Epoch: "e", Shard: "0", Seq: 100}, recs[:3], sampleAnnexes()...); err == nil {
+		f.Add(b)
+	}
 	f.Add([]byte(Magic))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -36,6 +39,12 @@ func FuzzOpen(f *testing.F) {
 			cerr := s.Changes(func(string, *schema.Change, []byte) error { m++; return nil })
 			if (cerr == nil) != (n == s.Header().Records) || cerr == nil && m != n {
 				t.Fatalf("Changes read %d records (%v), Records %d", m, cerr, n)
+			}
+			if as, err := s.Annexes(); err == nil {
+				// What decodes encodes back to the same section.
+				if ab, err := appendAnnexes(nil, as); err != nil || string(ab) != string(s.annex) {
+					t.Fatalf("annexes %+v re-encode to %x (%v), stored %x", as, ab, err, s.annex)
+				}
 			}
 		}
 		// The same bytes resealed (right length and checksum) reach the header and record
@@ -55,6 +64,7 @@ func FuzzOpen(f *testing.F) {
 			if s, err := Open(c); err == nil {
 				s.Records(func(Record) error { return nil })
 				s.Changes(func(string, *schema.Change, []byte) error { return nil })
+				s.Annexes()
 			}
 		}
 	})

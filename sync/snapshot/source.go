@@ -81,6 +81,9 @@ func (s *Source) Fetch(ctx context.Context, shard string, want *feed.SnapshotWan
 		return nil, 0, fmt.Errorf("%s: read: %w", name, err)
 	}
 	snap, err := Open(b)
+	if err == nil {
+		_, err = snap.Annexes()
+	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: %w", name, err)
 	}
@@ -151,9 +154,10 @@ func (s *Source) Snapshots(ctx context.Context, want feed.SnapshotWant) (*feed.S
 }
 
 func part(shard string, s *Snapshot) feed.SnapshotPart {
+	annexes, _ := s.Annexes() // Fetch refused a snapshot whose annexes do not decode
 	return feed.SnapshotPart{Shard: shard, Seq: s.Header().Seq, Records: func(fn func(subject string, data []byte) error) error {
 		return s.Records(func(r Record) error { return fn(r.Subject, r.Data) })
-	}, Changes: s.Changes}
+	}, Changes: s.Changes, Annexes: annexes}
 }
 
 // Reason names the kind of a load failure for metrics and logs: "missing", "truncated",

@@ -29,7 +29,12 @@ type WriterConfig struct {
 	Replicas int
 	// ReadTimeout bounds reading one shard from the stream (default 5 minutes).
 	ReadTimeout time.Duration
-	Logger      *slog.Logger
+	// Annexes, when set, makes the annexes of each shard's snapshot (not the registry's): it is
+	// given the registry's records as the pass read them at its start and the shard's records
+	// the snapshot holds, both in stream order. An error is logged and the snapshot written
+	// without annexes: they are an optimisation for readers, never needed.
+	Annexes func(ctx context.Context, registry, shard feed.SnapshotPart) ([]feed.Annex, error)
+	Logger  *slog.Logger
 }
 
 // Writer writes the snapshot of every shard of the state stream, and the tenant registry's, to
@@ -83,10 +88,12 @@ type Result struct {
 	Seq uint64
 	// Objects written (Incremental of them from the previous snapshot), Unchanged left alone.
 	Objects, Incremental, Unchanged int
-	// Bytes and Records of the objects written.
-	Bytes   int64
-	Records int
-	Took    time.Duration
+	// Bytes and Records of the objects written; Annexes they carry, and AnnexBytes of those.
+	Bytes      int64
+	Records    int
+	Annexes    int
+	AnnexBytes int64
+	Took       time.Duration
 }
 
 // NewWriter returns a Writer over js (the relay's connection). It creates the bucket at its
@@ -176,17 +183,26 @@ func (w *Writer) writeAll(ctx context.Context) (Result, error) {
 		}
 	}
 	slices.SortFunc(shards, func(a, b string) int { return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b)) })
+	platFilter := fc.Prefix + "." + schema.PlatformLog + ".>"
+	var reg []Record // the registry, for the annexes
+	if w.cfg.Annexes != nil {
+		set := &recordSet{index: map[string]int{}}
+		if _, err := readStream(ctx, st, platFilter, 0, id.epoch, w.cfg.ReadTimeout, set); err != nil {
+			return res, fmt.Errorf("snapshot: registry: %w", err)
+		}
+		reg = set.live()
+	}
 	for _, sh := range shards {
-		if err := w.writeShard(ctx, obs, st, id, sh, fc.Prefix+"."+sh+".*.pub.>", nil, &res); err != nil {
+		if err := w.writeShard(ctx, obs, st, id, sh, fc.Prefix+"."+sh+".*.pub.>", nil, reg, &res); err != nil {
 			return res, err
 		}
 	}
 	plat := func(h *Header) { h.ListedAt, h.Shards = id.last, shards }
-	if err := w.writeShard(ctx, obs, st, id, schema.PlatformLog, fc.Prefix+"."+schema.PlatformLog+".>", plat, &res); err != nil {
+	if err := w.writeShard(ctx, obs, st, id, schema.PlatformLog, platFilter, plat, nil, &res); err != nil {
 		return res, err
 	}
 	w.log.Info("snapshots written", "seq", id.last, "shards", len(shards), "objects", res.Objects, "incremental", res.Incremental,
-		"unchanged", res.Unchanged, "bytes", res.Bytes, "records", res.Records)
+		"unchanged", res.Unchanged, "bytes", res.Bytes, "records", res.Records, "annexes", res.Annexes, "annex_bytes", res.AnnexBytes)
 	return res, nil
 }
 
@@ -216,7 +232,9 @@ func (w *Writer) previous(ctx context.Context, shard string) *Snapshot {
 	return s
 }
 
-func (w *Writer) writeShard(ctx context.Context, obs jetstream.ObjectStore, st jetstream.Stream, id streamID, shard, filter string, extra func(*Header), res *Result) error {
+// writeShard writes one shard's snapshot (the registry's when extra is set); reg is the
+// registry's records for the annexes.
+func (w *Writer) writeShard(ctx context.Context, obs jetstream.ObjectStore, st jetstream.Stream, id streamID, shard, filter string, extra func(*Header), reg []Record, res *Result) error {
 	ttl := w.cfg.Feed.TombstoneTTL
 	now := time.Now()
 	prev := w.previous(ctx, shard)
@@ -263,7 +281,19 @@ func (w *Writer) writeShard(ctx context.Context, obs jetstream.ObjectStore, st j
 	recs := set.live()
 	h.Seq = max(id.last, set.maxSeq)
 	h.Heads = heads(recs)
-	b, err := Encode(h, recs)
+	var annexes []feed.Annex
+	if w.cfg.Annexes != nil && extra == nil {
+		var err error
+		annexes, err = w.cfg.Annexes(ctx, recordsPart(schema.PlatformLog, reg), recordsPart(shard, recs))
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			w.log.Warn("snapshot written without annexes", "shard", shard, "err", err)
+			annexes = nil
+		}
+	}
+	b, err := Encode(h, recs, annexes...)
 	if err != nil {
 		return err
 	}
@@ -277,10 +307,30 @@ func (w *Writer) writeShard(ctx context.Context, obs jetstream.ObjectStore, st j
 	}
 	res.Bytes += int64(len(b))
 	res.Records += len(recs)
+	res.Annexes += len(annexes)
+	for _, a := range annexes {
+		res.AnnexBytes += int64(len(a.Data))
+	}
 	w.stats.objects.Add(1)
 	w.stats.bytes.Add(uint64(len(b)))
 	w.stats.records.Add(uint64(len(recs)))
 	return nil
+}
+
+// recordsPart is recs as a snapshot part of shard, read message by message.
+func recordsPart(shard string, recs []Record) feed.SnapshotPart {
+	seq := uint64(0)
+	if len(recs) > 0 {
+		seq = recs[len(recs)-1].Seq
+	}
+	return feed.SnapshotPart{Shard: shard, Seq: seq, Records: func(fn func(subject string, data []byte) error) error {
+		for _, r := range recs {
+			if err := fn(r.Subject, r.Data); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
 }
 
 // recordSet is the last message of each subject, in stream order.
