@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"vitrine/edge/replica"
 	"vitrine/sync/feed"
 	"vitrine/sync/snapshot"
 )
@@ -18,7 +19,7 @@ func (c *Cluster) WriteSnapshots(ctx context.Context) (snapshot.Result, error) {
 		return snapshot.Result{}, err
 	}
 	defer nc.Close()
-	w := snapshot.NewWriter(js, snapshot.WriterConfig{Feed: feed.Config{}.WithDefaults(), Logger: c.log})
+	w := snapshot.NewWriter(js, snapshot.WriterConfig{Feed: feed.Config{}.WithDefaults(), Annexes: replica.SnapshotAnnexes, Logger: c.log})
 	res, err := w.WriteAll(ctx)
 	if err != nil {
 		return res, fmt.Errorf("cluster: write snapshots: %w", err)

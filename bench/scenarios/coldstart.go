@@ -62,12 +62,15 @@ type ColdStartResult struct {
 	PublishRate      float64 `json:"publish_msgs_per_s"`
 	// Snapshot* describe the pass writing every shard's snapshot once the catalogs were
 	// published: its duration, the objects and records written and their total size.
-	SnapshotSeconds float64       `json:"snapshot_write_s"`
-	SnapshotObjects int           `json:"snapshot_objects"`
-	SnapshotRecords int           `json:"snapshot_records"`
-	SnapshotBytes   int64         `json:"snapshot_bytes"`
-	Targets         []ColdTarget  `json:"targets"`
-	Runs            []ColdEdgeRun `json:"runs"`
+	SnapshotSeconds float64 `json:"snapshot_write_s"`
+	SnapshotObjects int     `json:"snapshot_objects"`
+	SnapshotRecords int     `json:"snapshot_records"`
+	SnapshotBytes   int64   `json:"snapshot_bytes"`
+	// SnapshotAnnexes and SnapshotAnnexBytes are the search index images the snapshots carry.
+	SnapshotAnnexes    int           `json:"snapshot_annexes"`
+	SnapshotAnnexBytes int64         `json:"snapshot_annex_bytes"`
+	Targets            []ColdTarget  `json:"targets"`
+	Runs               []ColdEdgeRun `json:"runs"`
 	// EmptyRSS is the steady RSS of an edge that holds no tenant (the process's own floor).
 	EmptyRSS int64  `json:"empty_edge_rss_bytes"`
 	Method   string `json:"method"`
@@ -100,6 +103,10 @@ type ColdEdgeRun struct {
 	Bootstrap         string `json:"bootstrap"`
 	FromSnapshot      int    `json:"follower_snapshot_bootstraps"`
 	SnapshotFallbacks int    `json:"follower_snapshot_fallbacks"`
+	// IndexImagesUsed and IndexImagesRefused are the replica's counters of the search index
+	// images of the snapshots it used and refused (it indexed those tenants' products itself).
+	IndexImagesUsed    int `json:"replica_index_images_used"`
+	IndexImagesRefused int `json:"replica_index_images_refused"`
 	// Serve is, per target slug, the seconds from the process start until its product page,
 	// product list and search all answered fully.
 	Serve map[string]float64 `json:"serve_s"`
@@ -203,6 +210,7 @@ func runColdStart(ctx context.Context, env bench.Env) (_ report.Section, err err
 	}
 	res.SnapshotSeconds = time.Since(snapStart).Seconds()
 	res.SnapshotObjects, res.SnapshotRecords, res.SnapshotBytes = snap.Objects, snap.Records, snap.Bytes
+	res.SnapshotAnnexes, res.SnapshotAnnexBytes = snap.Annexes, snap.AnnexBytes
 
 	// The template's own log is small and on shard 0 with the others.
 	tplJSON := int64(0)
@@ -266,9 +274,11 @@ func runColdStart(ctx context.Context, env bench.Env) (_ report.Section, err err
 	snapAll := res.Runs[1]
 	res.Met["serve from snapshots"] = snapAll.FromSnapshot > 0 && snapAll.Serve[largest] <= coldTargetAll.Seconds()
 	sec.Summary = append(sec.Summary, fmt.Sprintf("The same edge from the per-shard snapshots: **%s served in %.2f s** (%.1f× faster), /readyz after %.2f s; "+
-		"its follower reports %d snapshot bootstrap(s) and %d fallback(s): %s. Writing the %d snapshots (%d records, %s) took %.2f s.",
+		"its follower reports %d snapshot bootstrap(s) and %d fallback(s), its replica %d search index image(s) used and %d refused: %s. "+
+		"Writing the %d snapshots (%d records, %s, of which %d search index images of %s) took %.2f s.",
 		largest, snapAll.Serve[largest], serveAll/max(snapAll.Serve[largest], 1e-9), snapAll.Ready, snapAll.FromSnapshot, snapAll.SnapshotFallbacks,
-		verdictNote(res.Met["serve from snapshots"], env.Short), res.SnapshotObjects, res.SnapshotRecords, mib(res.SnapshotBytes), res.SnapshotSeconds))
+		snapAll.IndexImagesUsed, snapAll.IndexImagesRefused, verdictNote(res.Met["serve from snapshots"], env.Short),
+		res.SnapshotObjects, res.SnapshotRecords, mib(res.SnapshotBytes), res.SnapshotAnnexes, mib(res.SnapshotAnnexBytes), res.SnapshotSeconds))
 	// The largest tenant's shard alone, from the stream and from snapshots.
 	for _, r := range res.Runs {
 		if r.Shards != strconv.Itoa(targets[len(targets)-1].Shard) {
@@ -411,6 +421,8 @@ func measureColdEdge(ctx context.Context, c *cluster.Cluster, plan coldPlan, run
 	if _, body, err := fasthttp.Get(nil, "http://"+p.OpsAddr+"/metrics"); err == nil {
 		run.FromSnapshot = int(metricValue(body, `vitrine_follower_snapshot_bootstraps_total{process="edge"}`))
 		run.SnapshotFallbacks = int(metricValue(body, `vitrine_follower_snapshot_fallbacks_total{process="edge"}`))
+		run.IndexImagesUsed = int(metricValue(body, `vitrine_replica_index_images_used_total{process="edge"}`))
+		run.IndexImagesRefused = int(metricValue(body, `vitrine_replica_index_images_refused_total{process="edge"}`))
 	}
 	run.PeakRSS = max(run.PeakRSS, procStatus(p.PID, "VmHWM"))
 	if run.RawJSON > 0 {

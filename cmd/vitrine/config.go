@@ -454,6 +454,8 @@ func observe(set *metrics.Set, process string, rep *replica.Replica, fol *feed.F
 			metrics.WriteCounterUint64(w, "vitrine_replica_held_heads_total"+l, rs.HeldHeads)
 			metrics.WriteCounterUint64(w, "vitrine_replica_digest_disagreements_total"+l, rs.Disagreements)
 			metrics.WriteCounterUint64(w, "vitrine_replica_resyncs_total"+l, rs.Resyncs)
+			metrics.WriteCounterUint64(w, "vitrine_replica_index_images_used_total"+l, rs.IndexImagesUsed)
+			metrics.WriteCounterUint64(w, "vitrine_replica_index_images_refused_total"+l, rs.IndexImagesRefused)
 			// Seconds since the state stream was last heard from, per shard (decision 22).
 			for _, st := range rep.StalenessByShard(time.Now()) {
 				metrics.WriteGaugeFloat64(w, fmt.Sprintf(`vitrine_feed_staleness_seconds{process=%q,shard=%q}`, process, st.Shard), st.Staleness.Seconds())

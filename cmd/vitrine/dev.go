@@ -66,7 +66,7 @@ func runDev(ctx context.Context, args []string) error {
 	posts := f.Int("posts", "VITRINE_DEV_POSTS", seed.DefaultPosts, "posts seeded into a new demo tenant")
 	pay := f.payments(paymentsTest)
 	hf := f.siteHealth()
-	snapEvery := f.snapshotEvery()
+	snapFlags := f.snapshotFlags()
 	if err := f.Parse(args); err != nil {
 		return err
 	}
@@ -134,7 +134,7 @@ func runDev(ctx context.Context, args []string) error {
 		return err
 	}
 	g.Go("relay", func() error { return rel.Run(gctx) })
-	if err := runSnapshots(g, gctx, nc, fc, *snapEvery, rel, set, log); err != nil {
+	if err := runSnapshots(g, gctx, nc, fc, snapFlags, rel, set, log); err != nil {
 		g.cancel()
 		g.Wait()
 		return err

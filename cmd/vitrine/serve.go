@@ -334,7 +334,7 @@ func runRelay(ctx context.Context, args []string) error {
 	poll := f.Duration("poll", "VITRINE_RELAY_POLL", 0, "outbox poll interval when nothing wakes the relay (default 50ms)")
 	linger := f.Duration("linger", "VITRINE_RELAY_LINGER", 0, "least time between two publishing rounds of a busy relay, so that writes share atomic batches (0: publish each round at once; see the README)")
 	dedup := f.Duration("dedup-window", "VITRINE_DEDUP_WINDOW", 0, "state stream duplicate window (default 2m)")
-	snapEvery := f.snapshotEvery()
+	snapFlags := f.snapshotFlags()
 	changeSchema := f.Int("change-schema", "VITRINE_CHANGE_SCHEMA", schema.ChangeSchemaVersion,
 		fmt.Sprintf("change schema to publish (%d to %d): during an upgrade, the schema every edge and origin of the fleet reads; readers are upgraded before relays publish a newer one", schema.OldestChangeSchema, schema.ChangeSchemaVersion))
 	if err := f.Parse(args); err != nil {
@@ -369,7 +369,7 @@ func runRelay(ctx context.Context, args []string) error {
 	serveOps(ctx, *ops, *c.profiles, set, func() bool { return !r.Stats().EpochMismatch }, log)
 	log.Info("relay running", "change_schema", *changeSchema)
 	g, gctx := newGroup(ctx)
-	if err := runSnapshots(g, gctx, nc, fc, *snapEvery, r, set, log); err != nil {
+	if err := runSnapshots(g, gctx, nc, fc, snapFlags, r, set, log); err != nil {
 		return err
 	}
 	g.Go("relay", func() error { defer g.cancel(); return r.Run(gctx) })

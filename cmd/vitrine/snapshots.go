@@ -10,20 +10,32 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/nats-io/nats.go"
 
+	"vitrine/edge/replica"
 	"vitrine/sync/feed"
 	"vitrine/sync/relay"
 	"vitrine/sync/snapshot"
 )
 
-// snapshotEvery declares the --snapshot-every flag of a process running a relay.
-func (f flags) snapshotEvery() *time.Duration {
-	return f.Duration("snapshot-every", "VITRINE_SNAPSHOT_EVERY", time.Minute,
-		"period of the per-shard snapshots of the state stream written to the vitrine-snapshots bucket while this relay holds its lease (also once the first publish burst settles); 0 disables")
+// snapshotFlags are the snapshot writer's flags of a process running a relay.
+type snapshotFlags struct {
+	every *time.Duration
+	index *bool
+}
+
+// snapshotFlags declares --snapshot-every and --snapshot-search-index.
+func (f flags) snapshotFlags() snapshotFlags {
+	return snapshotFlags{
+		every: f.Duration("snapshot-every", "VITRINE_SNAPSHOT_EVERY", time.Minute,
+			"period of the per-shard snapshots of the state stream written to the vitrine-snapshots bucket while this relay holds its lease (also once the first publish burst settles); 0 disables"),
+		index: f.EnvBool("snapshot-search-index", "VITRINE_SNAPSHOT_SEARCH_INDEX", true,
+			"add to each shard's snapshot the search index image of its tenants, so that a new edge loads them instead of indexing (the writer loads each shard into a replica of its own to make them: the shard's edge memory and CPU, for the pass)"),
+	}
 }
 
 // runSnapshots writes the state stream's snapshots every period while rel holds its lease, and
 // registers the writer's metrics on set.
-func runSnapshots(g *group, ctx context.Context, nc *nats.Conn, fc feed.Config, every time.Duration, rel *relay.Relay, set *metrics.Set, log *slog.Logger) error {
+func runSnapshots(g *group, ctx context.Context, nc *nats.Conn, fc feed.Config, sf snapshotFlags, rel *relay.Relay, set *metrics.Set, log *slog.Logger) error {
+	every := *sf.every
 	if every <= 0 {
 		return nil
 	}
@@ -31,7 +43,11 @@ func runSnapshots(g *group, ctx context.Context, nc *nats.Conn, fc feed.Config, 
 	if err != nil {
 		return err
 	}
-	w := snapshot.NewWriter(js, snapshot.WriterConfig{Feed: fc, Replicas: fc.Replicas, Logger: log})
+	wc := snapshot.WriterConfig{Feed: fc, Replicas: fc.Replicas, Logger: log}
+	if *sf.index {
+		wc.Annexes = replica.SnapshotAnnexes
+	}
+	w := snapshot.NewWriter(js, wc)
 	set.RegisterMetricsWriter(func(out io.Writer) {
 		st := w.Stats()
 		metrics.WriteCounterUint64(out, "vitrine_snapshot_passes_total", st.Passes)
@@ -43,6 +59,7 @@ func runSnapshots(g *group, ctx context.Context, nc *nats.Conn, fc feed.Config, 
 		metrics.WriteCounterFloat64(out, "vitrine_snapshot_seconds_total", st.Duration.Seconds())
 		metrics.WriteGaugeFloat64(out, "vitrine_snapshot_last_pass_seconds", st.Last.Took.Seconds())
 		metrics.WriteGaugeUint64(out, "vitrine_snapshot_last_pass_bytes", uint64(st.Last.Bytes))
+		metrics.WriteGaugeUint64(out, "vitrine_snapshot_last_pass_annex_bytes", uint64(st.Last.AnnexBytes))
 	})
 	g.Go("snapshots", func() error { return w.Run(ctx, every, func() bool { return rel.Stats().LeaseHeld }) })
 	return nil

@@ -10,7 +10,10 @@
 // copying the catalog) swapped atomically when a batch of changes is applied. Readers load the
 // current Snapshot and never lock. A Snapshot carries the search index of its public products
 // (package search), updated with the products and variants each batch changes, so the swap that
-// publishes a batch publishes its index too.
+// publishes a batch publishes its index too. A tenant's first index is built in one pass over
+// its products, or read from the search index image a snapshot carries (Annex, a feed.AnnexSink;
+// SnapshotAnnexes makes the images for the snapshot writer) when the image is of the state that
+// first apply reaches: the same index either way, at a fraction of the build's cost.
 //
 // Changes are buffered per log and applied at checkpoints: the log's head marker, and the
 // follower's "nothing pending" checkpoint. The relay ends every atomic batch of whole

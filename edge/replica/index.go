@@ -5,6 +5,7 @@ import (
 
 	"vitrine/edge/search"
 	"vitrine/schema"
+	"vitrine/sync/feed"
 )
 
 // The search index of a tenant's public products lives in its Snapshot: the pointer swap that
@@ -25,13 +26,26 @@ func (s *Snapshot) SearchIndex() (*search.Index, string) { return s.index, s.ind
 // made from old: old's index updated with those products' documents, or a new one built over
 // every public product when old has none to update or its prices are in another currency.
 // best, when not nil, is the best availability of the public variants of every product of s
-// that has any (the fresh builder's, listVariants).
-func nextIndex(old, s *Snapshot, changed map[schema.ProductID]bool, cur string, best map[schema.ProductID]schema.Availability) *search.Index {
+// that has any (the fresh builder's, listVariants). A new index is read from img, a snapshot's
+// image of the tenant's index, when img is of s's version and currency and matches s's
+// documents (search.LoadImage checks): used reports that it was, imgErr why img was not used.
+func nextIndex(old, s *Snapshot, changed map[schema.ProductID]bool, cur string, best map[schema.ProductID]schema.Availability, img *feed.Annex) (ix *search.Index, used bool, imgErr error) {
 	if old.index == nil || old.indexCur != cur || old.index.Len() == 0 {
-		return search.Build(allDocs(s, cur, best))
+		docs := allDocs(s, cur, best)
+		if img == nil {
+			return search.Build(docs), false, nil
+		}
+		ix, err := imageIndex(img, s.Version, cur, docs)
+		if err != nil {
+			return search.Build(docs), false, err
+		}
+		return ix, true, nil
+	}
+	if img != nil {
+		imgErr = errImageNotFirst
 	}
 	if len(changed) == 0 {
-		return old.index
+		return old.index, false, imgErr
 	}
 	ids := make([]schema.ProductID, 0, len(changed))
 	for id := range changed {
@@ -51,7 +65,7 @@ func nextIndex(old, s *Snapshot, changed map[schema.ProductID]bool, cur string, 
 		}
 		ups = append(ups, d)
 	}
-	return old.index.With(ups, dels)
+	return old.index.With(ups, dels), false, imgErr
 }
 
 // buildIndex indexes every public product of s in one pass.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"vitrine/schema"
+	"vitrine/sync/feed"
 )
 
 // Config configures a Replica.
@@ -66,6 +67,7 @@ const internLimit = 1 << 15
 
 type stats struct {
 	heldHeads, disagreements, resyncs atomic.Uint64
+	imagesUsed, imagesRefused         atomic.Uint64
 }
 
 // Stats are a replica's verification counters.
@@ -79,11 +81,16 @@ type Stats struct {
 	Disagreements uint64
 	// Resyncs counts the re-bootstraps the replica asked for because of a disagreement.
 	Resyncs uint64
+	// IndexImagesUsed counts tenants whose first search index came from a snapshot's image
+	// (annex.go); IndexImagesRefused those whose image did not match their state (they were
+	// indexed from their products, as without an image).
+	IndexImagesUsed, IndexImagesRefused uint64
 }
 
 // Stats returns the replica's verification counters. Safe for concurrent use.
 func (r *Replica) Stats() Stats {
-	return Stats{HeldHeads: r.stats.heldHeads.Load(), Disagreements: r.stats.disagreements.Load(), Resyncs: r.stats.resyncs.Load()}
+	return Stats{HeldHeads: r.stats.heldHeads.Load(), Disagreements: r.stats.disagreements.Load(), Resyncs: r.stats.resyncs.Load(),
+		IndexImagesUsed: r.stats.imagesUsed.Load(), IndexImagesRefused: r.stats.imagesRefused.Load()}
 }
 
 // ResyncWanted returns why the replica wants its follower to bootstrap again, or "" (a feed.Sink
@@ -108,6 +115,10 @@ type generation struct {
 	// held is what the generation holds for its tenants, counted against Config.MaxBytes
 	// (budget.go). Written by the follower goroutine.
 	held atomic.Int64
+	// images are the search index images of the generation's snapshots, by log, until the
+	// tenant's first apply takes its own or the first checkpoint drops the rest (annex.go).
+	// Follower goroutine only.
+	images map[string]feed.Annex
 }
 
 // registry is an immutable host and slug index of the served tenants.
@@ -300,6 +311,7 @@ func (r *Replica) Checkpoint() {
 		}
 	}
 	g.checkpointed.Store(true)
+	g.images = nil // a tenant without its first apply by now indexes its products
 	if g == r.building {
 		old := r.gen.Load()
 		r.gen.Store(g)
@@ -321,9 +333,22 @@ func (r *Replica) applyLog(g *generation, t *Tenant, top int64) (disagrees bool)
 		return false
 	}
 	before := t.heldBy()
-	t.applyPending(top, r.intern, func(c *schema.Change, err error) {
+	img, ok := g.images[t.Slug]
+	delete(g.images, t.Slug)
+	var imgp *feed.Annex
+	if ok {
+		imgp = &img
+	}
+	used, imgErr := t.applyPending(top, r.intern, imgp, func(c *schema.Change, err error) {
 		r.log.Error("skipping a change that does not apply", "log", c.Log, "key", c.Key(), "version", c.Version, "err", err)
 	})
+	switch {
+	case used:
+		r.stats.imagesUsed.Add(1)
+	case imgErr != nil:
+		r.stats.imagesRefused.Add(1)
+		r.log.Warn("snapshot search index not used: indexing the products", "log", t.Slug, "version", t.snap.Load().Version, "reason", imgErr)
+	}
 	if r.settle(g, t, before, top) {
 		return false
 	}

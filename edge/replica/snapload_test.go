@@ -6,12 +6,15 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"vitrine/edge/replica"
+	"vitrine/edge/search"
 	"vitrine/schema"
 	syncfeed "vitrine/sync/feed"
 	"vitrine/sync/snapshot"
@@ -49,6 +52,110 @@ func snapCatalog(tb testing.TB, n int) (platform, shard []byte, raw int64) {
 		tb.Fatal(err)
 	}
 	return platform, shard, raw
+}
+
+// withImages returns shard re-encoded with the search index images the snapshot writer adds
+// (replica.SnapshotAnnexes over platform and shard).
+func withImages(tb testing.TB, platform, shard []byte) []byte {
+	tb.Helper()
+	ps, err := snapshot.Open(platform)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ss, err := snapshot.Open(shard)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	annexes, err := replica.SnapshotAnnexes(context.Background(), snapshot.Part(ps), snapshot.Part(ss))
+	if err != nil || len(annexes) == 0 {
+		tb.Fatalf("annexes %d, %v", len(annexes), err)
+	}
+	var recs []snapshot.Record
+	if err := ss.Records(func(r snapshot.Record) error { recs = append(recs, r); return nil }); err != nil {
+		tb.Fatal(err)
+	}
+	b, err := snapshot.Encode(ss.Header(), recs, annexes...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// A bootstrap from a snapshot carrying the search index image uses it, and its index answers
+// every query and suggestion as the index a bootstrap without the image builds; so does a
+// bootstrap given an image that does not fit (it is refused and the index built).
+func TestSnapshotImageEqualsBuild(t *testing.T) {
+	const n = 3000
+	platform, shard, _ := snapCatalog(t, n)
+	imaged := withImages(t, platform, shard)
+	built := newReplica(replica.Config{})
+	loadSnapshots(t, built, platform, shard)
+	fromImage := newReplica(replica.Config{})
+	loadSnapshots(t, fromImage, platform, imaged)
+	if st := fromImage.Stats(); st.IndexImagesUsed != 1 || st.IndexImagesRefused != 0 {
+		t.Fatalf("stats %+v: want the image used", st)
+	}
+	if st := built.Stats(); st.IndexImagesUsed != 0 || st.IndexImagesRefused != 0 {
+		t.Fatalf("stats %+v: want no image", st)
+	}
+	sameSearches(t, built, fromImage)
+
+	// The image of another state: ten products missing from the records (the head still
+	// there, so the tenant's first apply is at the image's version, over other documents).
+	ss, _ := snapshot.Open(imaged)
+	annexes, _ := ss.Annexes()
+	var recs []snapshot.Record
+	dropped := 0
+	ss.Records(func(r snapshot.Record) error {
+		if dropped < 10 && strings.Contains(r.Subject, ".pub.product.") {
+			dropped++
+			return nil
+		}
+		recs = append(recs, r)
+		return nil
+	})
+	cut, err := snapshot.Encode(ss.Header(), recs, annexes...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := newReplica(replica.Config{})
+	loadSnapshots(t, refused, platform, cut)
+	if st := refused.Stats(); st.IndexImagesUsed != 0 || st.IndexImagesRefused != 1 {
+		t.Fatalf("stats %+v: want the image refused", st)
+	}
+	if ix, _ := refused.TenantBySlug("shop").Snapshot().SearchIndex(); ix.Len() != n-dropped {
+		t.Fatalf("index of %d documents, want %d", ix.Len(), n-dropped)
+	}
+}
+
+// sameSearches requires the "shop" tenants of a and b to answer a range of searches and
+// suggestions alike.
+func sameSearches(t *testing.T, a, b *replica.Replica) {
+	t.Helper()
+	ia, ca := a.TenantBySlug("shop").Snapshot().SearchIndex()
+	ib, cb := b.TenantBySlug("shop").Snapshot().SearchIndex()
+	if ia.Len() != ib.Len() || ca != cb {
+		t.Fatalf("indexes of %d (%s) and %d (%s) documents", ia.Len(), ca, ib.Len(), cb)
+	}
+	lo, hi := int64(500), int64(5000)
+	queries := []search.Query{
+		{Limit: 30}, {Text: "product", Limit: 50}, {Text: "Product 12", Limit: 20, Offset: 10},
+		{Text: "prodcut", Limit: 20}, {Text: "pro", Limit: 20}, {Text: "the of", Limit: 5},
+		{Text: "product", Sort: search.PriceAsc, MinPrice: &lo, MaxPrice: &hi, Limit: 40},
+		{Sort: search.Newest, Limit: 25, Offset: 100}, {Sort: search.TitleAsc, Limit: 25},
+		{Availability: []schema.Availability{schema.InStock}, Limit: 25},
+	}
+	for _, q := range queries {
+		ra, rb := ia.Search(q), ib.Search(q)
+		if ra.Total != rb.Total || !slices.Equal(ra.Hits, rb.Hits) {
+			t.Fatalf("query %+v: %d hits %v, and %d hits %v", q, ra.Total, ra.Hits, rb.Total, rb.Hits)
+		}
+	}
+	for _, p := range []string{"p", "pr", "product", "product 1", "x", ""} {
+		if sa, sb := ia.Suggest(p, 10), ib.Suggest(p, 10); !slices.Equal(sa, sb) {
+			t.Fatalf("suggest %q: %v and %v", p, sa, sb)
+		}
+	}
 }
 
 // loadSnapshots bootstraps r from the two snapshots through the Follower's load path.
@@ -137,7 +244,8 @@ func loadStream(tb testing.TB, r *replica.Replica, platform, shard []byte) {
 
 // BenchmarkSnapshotLoad bootstraps an empty replica from the snapshots of one store of 100k
 // products (VITRINE_SNAPLOAD_PRODUCTS), 400k entities: the edge's cold start without the
-// fetch ("snapshot"; "snapshot-noprepare" without decoding entities ahead; "records" decoding
+// fetch ("snapshot"; "snapshot-image" from the snapshot with the store's search index image,
+// as the relay writes it; "snapshot-noprepare" without decoding entities ahead; "records" decoding
 // every message's JSON as format 1 snapshots were loaded), and, from the same records, the
 // stream path's way of delivering them ("stream": one change at a time, entities decoded at
 // apply). After the load and a forced
@@ -148,10 +256,12 @@ func loadStream(tb testing.TB, r *replica.Replica, platform, shard []byte) {
 func BenchmarkSnapshotLoad(b *testing.B) {
 	n := snapLoadProducts()
 	platform, shard, raw := snapCatalog(b, n)
-	for _, path := range []string{"snapshot", "snapshot-noprepare", "records", "stream"} {
+	imaged := withImages(b, platform, shard)
+	for _, path := range []string{"snapshot", "snapshot-image", "snapshot-noprepare", "records", "stream"} {
 		b.Run(path, func(b *testing.B) {
 			load := map[string]func(testing.TB, *replica.Replica, []byte, []byte){
-				"snapshot": loadSnapshots, "snapshot-noprepare": loadSnapshotsNoPrepare, "records": loadRecords, "stream": loadStream}[path]
+				"snapshot": loadSnapshots, "snapshot-noprepare": loadSnapshotsNoPrepare, "records": loadRecords, "stream": loadStream,
+				"snapshot-image": func(tb testing.TB, r *replica.Replica, platform, _ []byte) { loadSnapshots(tb, r, platform, imaged) }}[path]
 			b.ReportAllocs()
 			var ms, base runtime.MemStats
 			var cpu time.Duration
@@ -193,7 +303,11 @@ func BenchmarkSnapshotLoad(b *testing.B) {
 			b.ReportMetric(float64(ms.HeapAlloc-base.HeapAlloc)/float64(raw), "heap/raw")
 			b.ReportMetric(float64(ms.HeapInuse-base.HeapInuse)/float64(raw), "inuse/raw")
 			b.ReportMetric(float64((ms.HeapSys-ms.HeapReleased)-(base.HeapSys-base.HeapReleased))/float64(raw), "sys/raw")
-			b.ReportMetric(float64(len(shard))/(1<<20), "snapMiB")
+			size := len(shard)
+			if path == "snapshot-image" {
+				size = len(imaged)
+			}
+			b.ReportMetric(float64(size)/(1<<20), "snapMiB")
 			b.ReportMetric(float64(raw)/(1<<20), "rawMiB")
 			b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 		})

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"vitrine/schema"
+	"vitrine/sync/feed"
 )
 
 // Class names a group of rendered responses that a change invalidates together.
@@ -151,8 +152,10 @@ func (t *Tenant) WaitFor(v int64, timeout time.Duration) bool {
 // applyPending applies every buffered change as one new snapshot at version at least top, then
 // bumps the counters of what changed. errs receives changes that could not be applied (malformed
 // data); they are skipped. The caller decides which version the tenant may claim (claim).
-// Entities are decoded with in.
-func (t *Tenant) applyPending(top int64, in *schema.Interner, errs func(c *schema.Change, err error)) {
+// Entities are decoded with in. img, when not nil, is a snapshot's search index image of the
+// tenant, used when the new snapshot's index is built in one pass (nextIndex): used reports
+// whether it was, imgErr why it was not.
+func (t *Tenant) applyPending(top int64, in *schema.Interner, img *feed.Annex, errs func(c *schema.Change, err error)) (used bool, imgErr error) {
 	old := t.snap.Load()
 	b := newBuilder(old)
 	b.intern = in
@@ -168,14 +171,15 @@ func (t *Tenant) applyPending(top int64, in *schema.Interner, errs func(c *schem
 	clear(t.pending)
 	t.pending = t.pending[:0]
 	if b.version <= old.Version && !b.applied {
-		return
+		return false, nil
 	}
 	s := b.snapshot()
 	cur := ""
 	if info := t.info.Load(); info != nil {
 		cur = info.DefaultCurrency()
 	}
-	s.index, s.indexCur = nextIndex(old, s, b.dirty.products, cur, b.best), cur
+	s.index, used, imgErr = nextIndex(old, s, b.dirty.products, cur, b.best, img)
+	s.indexCur = cur
 	t.snap.Store(s)
 	t.lastApp = time.Now()
 	// Publish the snapshot first, then bump counters (see the package invariants).
@@ -214,6 +218,7 @@ func (t *Tenant) applyPending(top int64, in *schema.Interner, errs func(c *schem
 	for id := range d.merch.stats {
 		t.bumpItem(schema.KindStats, int64(id))
 	}
+	return used, imgErr
 }
 
 // claim advances the tenant's version to its snapshot's when that is verified: always when the
