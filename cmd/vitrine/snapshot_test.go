@@ -74,6 +74,39 @@ func (s *system) snapshotWriter() *snapshot.Writer {
 	return snapshot.NewWriter(js, snapshot.WriterConfig{Feed: s.fc, Annexes: replica.SnapshotAnnexes, Logger: s.log})
 }
 
+// writeShardSnapshot makes a snapshot pass (snapshotWriter) and returns the bucket, shard 0's
+// snapshot as written, opened, and its records.
+func (s *system) writeShardSnapshot() (jetstream.ObjectStore, []byte, *snapshot.Snapshot, []snapshot.Record) {
+	s.t.Helper()
+	if _, err := s.snapshotWriter().WriteAll(context.Background()); err != nil {
+		s.t.Fatal(err)
+	}
+	nc := s.connect()
+	s.t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	ctx := context.Background()
+	obs, err := js.ObjectStore(ctx, snapshot.DefaultBucket)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	b, err := obs.GetBytes(ctx, "shard-0")
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	snap, err := snapshot.Open(b)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	var recs []snapshot.Record
+	if err := snap.Records(func(r snapshot.Record) error { recs = append(recs, r); return nil }); err != nil {
+		s.t.Fatal(err)
+	}
+	return obs, b, snap, recs
+}
+
 // writeSteps makes n random writes (chaos_test's writer) on each writer.
 func writeSteps(t *testing.T, ws []*writer, n int) {
 	t.Helper()
@@ -230,28 +263,8 @@ func TestSnapshotFallbacks(t *testing.T) {
 	tn, _ := s.tenant("alpha")
 	ws := []*writer{newWriter(s.db, tn, 50)}
 	writeSteps(t, ws, 80)
-	w := s.snapshotWriter()
-	if _, err := w.WriteAll(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	nc := s.connect()
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	obs, good, snap, recs := s.writeShardSnapshot()
 	ctx := context.Background()
-	obs, err := js.ObjectStore(ctx, snapshot.DefaultBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	good, err := obs.GetBytes(ctx, "shard-0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap, err := snapshot.Open(good)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var recs []snapshot.Record
-	snap.Records(func(r snapshot.Record) error { recs = append(recs, r); return nil })
 	h := snap.Header()
 	h.Epoch = "some-other-epoch"
 	otherEpoch, err := snapshot.Encode(h, recs)
@@ -301,27 +314,8 @@ func TestSnapshotIndexImageRefused(t *testing.T) {
 	s.startOrigin()
 	tn, _ := s.tenant("alpha")
 	writeSteps(t, []*writer{newWriter(s.db, tn, 70)}, 80)
-	if _, err := s.snapshotWriter().WriteAll(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	nc := s.connect()
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	obs, _, snap, recs := s.writeShardSnapshot()
 	ctx := context.Background()
-	obs, err := js.ObjectStore(ctx, snapshot.DefaultBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	good, err := obs.GetBytes(ctx, "shard-0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap, err := snapshot.Open(good)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var recs []snapshot.Record
-	snap.Records(func(r snapshot.Record) error { recs = append(recs, r); return nil })
 	annexes, err := snap.Annexes()
 	if err != nil || len(annexes) != 1 || annexes[0].Log != "alpha" || annexes[0].Kind != feed.AnnexSearchIndex {
 		t.Fatalf("annexes %+v, %v: want alpha's index image", annexes, err)
