@@ -420,6 +420,10 @@ func TestSnapshotDuringWriteBurst(t *testing.T) {
 		if st := e.fol.Stats(); st.FromSnapshot != 1 {
 			t.Fatalf("%s: follower %+v", e.name, st)
 		}
+		// Every image a pass wrote (made, or kept from the pass before) is of its snapshot.
+		if st := e.rep.Stats(); st.IndexImagesRefused != 0 {
+			t.Fatalf("%s: replica %+v: an image of the snapshot did not match it", e.name, st)
+		}
 	}
 	if st := sw.Stats(); st.Passes != 3 || st.Objects == 0 {
 		t.Fatalf("writer %+v", st)

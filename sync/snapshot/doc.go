@@ -20,7 +20,9 @@
 // An annex is state derived from the records that a reader may use instead of deriving it
 // itself (feed.Annex): a shard's snapshot carries the search index image of each of its tenants
 // when the Writer is given an Annexes function (the relay's: edge/replica.SnapshotAnnexes, which
-// loads the shard into a replica as an edge does). Annexes are never needed: a reader that
+// loads the shard into a replica as an edge does); a pass keeps the annexes of the logs whose
+// head (and the registry) did not move since its previous snapshot, and has the others made from
+// those logs' records alone. Annexes are never needed: a reader that
 // cannot use one derives the state from the records, and a writer that fails to make them writes
 // the snapshot without. A malformed annex section (which the checksum cannot catch when a writer
 // made it so) makes the Source refuse the snapshot, as malformed records do.

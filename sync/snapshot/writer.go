@@ -31,8 +31,10 @@ type WriterConfig struct {
 	ReadTimeout time.Duration
 	// Annexes, when set, makes the annexes of each shard's snapshot (not the registry's): it is
 	// given the registry's records as the pass read them at its start and the shard's records
-	// the snapshot holds, both in stream order. An error is logged and the snapshot written
-	// without annexes: they are an optimisation for readers, never needed.
+	// the snapshot holds, both in stream order, but those of logs whose annexes the writer keeps
+	// from its previous snapshot of the shard (the log's head and the registry did not move
+	// since). Each annex names its log. An error is logged and the snapshot written without
+	// annexes: they are an optimisation for readers, never needed.
 	Annexes func(ctx context.Context, registry, shard feed.SnapshotPart) ([]feed.Annex, error)
 	Logger  *slog.Logger
 }
@@ -48,6 +50,10 @@ type Writer struct {
 	mu     sync.Mutex // one pass at a time
 	obs    jetstream.ObjectStore
 	prev   map[string][]byte // object name -> bytes this writer last wrote or read
+	// regSeq is the registry's last sequence when this writer last made annexes (0: never):
+	// an annex it wrote of a log whose head has not moved since is still that log's while the
+	// registry has not moved either (the registry gives an image its currency).
+	regSeq uint64
 	stats  writerStats
 	lastMu sync.Mutex
 	last   Result
@@ -88,11 +94,13 @@ type Result struct {
 	Seq uint64
 	// Objects written (Incremental of them from the previous snapshot), Unchanged left alone.
 	Objects, Incremental, Unchanged int
-	// Bytes and Records of the objects written; Annexes they carry, and AnnexBytes of those.
-	Bytes      int64
-	Records    int
-	Annexes    int
-	AnnexBytes int64
+	// Bytes and Records of the objects written; Annexes they carry (AnnexesKept of them kept
+	// from the previous snapshots, not made again), and AnnexBytes of those.
+	Bytes       int64
+	Records     int
+	Annexes     int
+	AnnexesKept int
+	AnnexBytes  int64
 	Took       time.Duration
 }
 
@@ -184,25 +192,29 @@ func (w *Writer) writeAll(ctx context.Context) (Result, error) {
 	}
 	slices.SortFunc(shards, func(a, b string) int { return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b)) })
 	platFilter := fc.Prefix + "." + schema.PlatformLog + ".>"
-	var reg []Record // the registry, for the annexes
+	var reg *annexRegistry // the registry, for the annexes
 	if w.cfg.Annexes != nil {
 		set := &recordSet{index: map[string]int{}}
 		if _, err := readStream(ctx, st, platFilter, 0, id.epoch, w.cfg.ReadTimeout, set); err != nil {
 			return res, fmt.Errorf("snapshot: registry: %w", err)
 		}
-		reg = set.live()
+		reg = &annexRegistry{recs: set.live(), seq: set.maxSeq}
+		reg.same = w.regSeq != 0 && reg.seq == w.regSeq
 	}
 	for _, sh := range shards {
 		if err := w.writeShard(ctx, obs, st, id, sh, fc.Prefix+"."+sh+".*.pub.>", nil, reg, &res); err != nil {
 			return res, err
 		}
 	}
+	if reg != nil {
+		w.regSeq = reg.seq
+	}
 	plat := func(h *Header) { h.ListedAt, h.Shards = id.last, shards }
 	if err := w.writeShard(ctx, obs, st, id, schema.PlatformLog, platFilter, plat, nil, &res); err != nil {
 		return res, err
 	}
 	w.log.Info("snapshots written", "seq", id.last, "shards", len(shards), "objects", res.Objects, "incremental", res.Incremental,
-		"unchanged", res.Unchanged, "bytes", res.Bytes, "records", res.Records, "annexes", res.Annexes, "annex_bytes", res.AnnexBytes)
+		"unchanged", res.Unchanged, "bytes", res.Bytes, "records", res.Records, "annexes", res.Annexes, "annexes_kept", res.AnnexesKept, "annex_bytes", res.AnnexBytes)
 	return res, nil
 }
 
@@ -232,9 +244,17 @@ func (w *Writer) previous(ctx context.Context, shard string) *Snapshot {
 	return s
 }
 
+// annexRegistry is the registry as a pass read it for the annexes: its records, its last
+// sequence, and whether that is the one of this writer's previous annexes.
+type annexRegistry struct {
+	recs []Record
+	seq  uint64
+	same bool
+}
+
 // writeShard writes one shard's snapshot (the registry's when extra is set); reg is the
-// registry's records for the annexes.
-func (w *Writer) writeShard(ctx context.Context, obs jetstream.ObjectStore, st jetstream.Stream, id streamID, shard, filter string, extra func(*Header), reg []Record, res *Result) error {
+// registry for the annexes.
+func (w *Writer) writeShard(ctx context.Context, obs jetstream.ObjectStore, st jetstream.Stream, id streamID, shard, filter string, extra func(*Header), reg *annexRegistry, res *Result) error {
 	ttl := w.cfg.Feed.TombstoneTTL
 	now := time.Now()
 	prev := w.previous(ctx, shard)
@@ -282,15 +302,16 @@ func (w *Writer) writeShard(ctx context.Context, obs jetstream.ObjectStore, st j
 	h.Seq = max(id.last, set.maxSeq)
 	h.Heads = heads(recs)
 	var annexes []feed.Annex
+	kept := 0
 	if w.cfg.Annexes != nil && extra == nil {
 		var err error
-		annexes, err = w.cfg.Annexes(ctx, recordsPart(schema.PlatformLog, reg), recordsPart(shard, recs))
+		annexes, kept, err = w.annexes(ctx, reg, shard, prev, incremental, h.Heads, recs)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			w.log.Warn("snapshot written without annexes", "shard", shard, "err", err)
-			annexes = nil
+			annexes, kept = nil, 0
 		}
 	}
 	b, err := Encode(h, recs, annexes...)
@@ -308,6 +329,7 @@ func (w *Writer) writeShard(ctx context.Context, obs jetstream.ObjectStore, st j
 	res.Bytes += int64(len(b))
 	res.Records += len(recs)
 	res.Annexes += len(annexes)
+	res.AnnexesKept += kept
 	for _, a := range annexes {
 		res.AnnexBytes += int64(len(a.Data))
 	}
@@ -315,6 +337,54 @@ func (w *Writer) writeShard(ctx context.Context, obs jetstream.ObjectStore, st j
 	w.stats.bytes.Add(uint64(len(b)))
 	w.stats.records.Add(uint64(len(recs)))
 	return nil
+}
+
+// annexes returns the annexes of a shard snapshot of recs with heads: those of prev (this
+// writer's previous snapshot of the shard, when incremental) whose log's head has not moved
+// while the registry has not either, and the ones WriterConfig.Annexes makes from the records
+// of the other logs; sorted by kind and log. kept is how many come from prev.
+func (w *Writer) annexes(ctx context.Context, reg *annexRegistry, shard string, prev *Snapshot, incremental bool, heads []Head, recs []Record) (out []feed.Annex, kept int, err error) {
+	keep := map[string]bool{} // logs whose annexes stay
+	if incremental && reg.same && prev != nil && len(w.prev[ObjectName(shard)]) > 0 {
+		pa, _ := prev.Annexes()
+		had := map[string]bool{}
+		for _, a := range pa {
+			had[a.Log] = true
+		}
+		before := map[string]int64{}
+		for _, hd := range prev.Header().Heads {
+			before[hd.Log] = hd.Version
+		}
+		for _, hd := range heads {
+			if v, ok := before[hd.Log]; ok && v == hd.Version && had[hd.Log] {
+				keep[hd.Log] = true
+			}
+		}
+		for _, a := range pa {
+			if keep[a.Log] {
+				out = append(out, a) // Encode copies it before prev's bytes are let go
+			}
+		}
+		kept = len(out)
+	}
+	rest := recs
+	if len(keep) > 0 {
+		rest = make([]Record, 0, len(recs))
+		for _, r := range recs {
+			if log, _, _, ok := subjectParts(r.Subject); !ok || !keep[log] {
+				rest = append(rest, r)
+			}
+		}
+	}
+	if len(rest) > 0 {
+		made, err := w.cfg.Annexes(ctx, recordsPart(schema.PlatformLog, reg.recs), recordsPart(shard, rest))
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, made...)
+	}
+	slices.SortFunc(out, func(a, b feed.Annex) int { return cmp.Or(strings.Compare(a.Kind, b.Kind), strings.Compare(a.Log, b.Log)) })
+	return out, kept, nil
 }
 
 // recordsPart is recs as a snapshot part of shard, read message by message.

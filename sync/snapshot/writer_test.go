@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -415,4 +416,101 @@ func TestIdleAfterSnapshotIsHeardFrom(t *testing.T) {
 	}
 	first := time.Now()
 	waitUntil(t, "the idle stream heard from again", func() bool { return time.Unix(0, sink.heard.Load()).After(first.Add(300 * time.Millisecond)) })
+}
+
+// logAnnexes is a WriterConfig.Annexes that records the logs it was given the records of and
+// makes one annex per log: its last version in the records.
+type logAnnexes struct {
+	mu    sync.Mutex
+	given [][]string // per call, the logs, sorted
+}
+
+func (la *logAnnexes) make(_ context.Context, _, shard feed.SnapshotPart) ([]feed.Annex, error) {
+	last := map[string]int64{}
+	err := shard.Records(func(subject string, data []byte) error {
+		c, err := schema.DecodeChange(data)
+		if err != nil {
+			return err
+		}
+		last[c.Log] = max(last[c.Log], c.Version)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var logs []string
+	var out []feed.Annex
+	for log, v := range last {
+		logs = append(logs, log)
+		out = append(out, feed.Annex{Kind: feed.AnnexSearchIndex, Log: log, Version: v, Data: []byte(fmt.Sprintf("%s@%d", log, v))})
+	}
+	slices.Sort(logs)
+	la.mu.Lock()
+	la.given = append(la.given, logs)
+	la.mu.Unlock()
+	return out, nil
+}
+
+// A pass keeps the previous snapshot's annex of a log whose head has not moved (the registry
+// neither) and makes the others again from those logs' records only; a moved registry or a new
+// writer makes them all.
+func TestAnnexesKept(t *testing.T) {
+	b := newBed(t)
+	ctx := context.Background()
+	b.tx("alpha", 0, products(0, 30, "a"))
+	b.tx("beta", 0, products(0, 20, "b"))
+	la := &logAnnexes{}
+	w := NewWriter(b.js, WriterConfig{Feed: b.fc, Annexes: la.make})
+	src, err := NewSource(ctx, b.js, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := func() []string {
+		s, _, err := src.Fetch(ctx, "0", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		as, err := s.Annexes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, a := range as {
+			out = append(out, string(a.Data))
+		}
+		return out
+	}
+	steps := []struct {
+		name        string
+		write       func()
+		writer      *Writer
+		given       []string // the logs the last call was given
+		kept        int
+		annexesHeld []string
+	}{
+		{"first pass", func() {}, w, []string{"alpha", "beta"}, 0, []string{"alpha@30", "beta@20"}},
+		{"alpha written", func() { b.tx("alpha", 0, products(5, 3, "a2")) }, w, []string{"alpha"}, 1, []string{"alpha@33", "beta@20"}},
+		{"registry moved", func() { b.tx("gamma", 1, products(0, 2, "g")); b.tx("alpha", 0, products(0, 1, "a3")) }, w, []string{"alpha", "beta"}, 0, []string{"alpha@34", "beta@20"}},
+		{"beta written", func() { b.tx("beta", 0, products(0, 1, "b2")) }, w, []string{"beta"}, 1, []string{"alpha@34", "beta@21"}},
+		{"another writer", func() { b.tx("beta", 0, products(1, 1, "b3")) }, NewWriter(b.js, WriterConfig{Feed: b.fc, Annexes: la.make}), []string{"alpha", "beta"}, 0, []string{"alpha@34", "beta@22"}},
+	}
+	for _, st := range steps {
+		st.write()
+		res, err := st.writer.WriteAll(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var given []string
+		for _, g := range la.given {
+			if slices.Contains(g, "alpha") || slices.Contains(g, "beta") {
+				given = g // the last call of shard 0
+			}
+		}
+		if !slices.Equal(given, st.given) || res.AnnexesKept != st.kept {
+			t.Fatalf("%s: the annexes were made of %v, %d kept (%+v); want %v, %d kept", st.name, given, res.AnnexesKept, res, st.given, st.kept)
+		}
+		if got := stored(); !slices.Equal(got, st.annexesHeld) {
+			t.Fatalf("%s: shard 0's snapshot holds annexes %q, want %q", st.name, got, st.annexesHeld)
+		}
+	}
 }
