@@ -43,13 +43,13 @@ type WriterConfig struct {
 // the bucket, each replacing the previous one. It keeps the bytes it last wrote of each object, so
 // its next pass reads only the stream's messages after them (incremental).
 type Writer struct {
-	cfg    WriterConfig
-	js     jetstream.JetStream
-	log    *slog.Logger
-	src    *Source
-	mu     sync.Mutex // one pass at a time
-	obs    jetstream.ObjectStore
-	prev   map[string][]byte // object name -> bytes this writer last wrote or read
+	cfg  WriterConfig
+	js   jetstream.JetStream
+	log  *slog.Logger
+	src  *Source
+	mu   sync.Mutex // one pass at a time
+	obs  jetstream.ObjectStore
+	prev map[string][]byte // object name -> bytes this writer last wrote or read
 	// regSeq is the registry's last sequence when this writer last made annexes (0: never):
 	// an annex it wrote of a log whose head has not moved since is still that log's while the
 	// registry has not moved either (the registry gives an image its currency).
@@ -101,7 +101,7 @@ type Result struct {
 	Annexes     int
 	AnnexesKept int
 	AnnexBytes  int64
-	Took       time.Duration
+	Took        time.Duration
 }
 
 // NewWriter returns a Writer over js (the relay's connection). It creates the bucket at its
@@ -383,7 +383,9 @@ func (w *Writer) annexes(ctx context.Context, reg *annexRegistry, shard string, 
 		}
 		out = append(out, made...)
 	}
-	slices.SortFunc(out, func(a, b feed.Annex) int { return cmp.Or(strings.Compare(a.Kind, b.Kind), strings.Compare(a.Log, b.Log)) })
+	slices.SortFunc(out, func(a, b feed.Annex) int {
+		return cmp.Or(strings.Compare(a.Kind, b.Kind), strings.Compare(a.Log, b.Log))
+	})
 	return out, kept, nil
 }
 
