@@ -84,29 +84,53 @@ func benchQueries() []struct {
 
 func ptr[T any](v T) *T { return &v }
 
+// benchIndexes returns the benchmark catalog's index as Build makes it ("built") and as an edge
+// loads it from a snapshot's image ("image"), for comparing their queries in one run.
+func benchIndexes(b *testing.B) []struct {
+	name string
+	ix   *search.Index
+} {
+	docs := searchtest.Catalog(benchDocs, benchSeed)
+	built := search.Build(docs)
+	img, err := built.AppendImage(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	loaded, err := search.LoadImage(img, docs, search.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return []struct {
+		name string
+		ix   *search.Index
+	}{{"built", built}, {"image", loaded}}
+}
+
 func BenchmarkSearch(b *testing.B) {
-	ix := search.Build(searchtest.Catalog(benchDocs, benchSeed))
-	for _, c := range benchQueries() {
-		b.Run(c.name, func(b *testing.B) {
-			b.ReportAllocs()
-			var res search.Result
-			for b.Loop() {
-				res = ix.Search(c.q)
-			}
-			b.ReportMetric(float64(res.Total), "matches")
-		})
+	for _, x := range benchIndexes(b) {
+		for _, c := range benchQueries() {
+			b.Run(x.name+"/"+c.name, func(b *testing.B) {
+				b.ReportAllocs()
+				var res search.Result
+				for b.Loop() {
+					res = x.ix.Search(c.q)
+				}
+				b.ReportMetric(float64(res.Total), "matches")
+			})
+		}
 	}
 }
 
 func BenchmarkSuggest(b *testing.B) {
-	ix := search.Build(searchtest.Catalog(benchDocs, benchSeed))
-	for _, p := range []string{"l", "la", "lam", "lamp", "vintag", "red la", "red lamp", "zzz"} {
-		b.Run(fmt.Sprintf("%q", p), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				ix.Suggest(p, 8)
-			}
-		})
+	for _, x := range benchIndexes(b) {
+		for _, p := range []string{"l", "la", "lam", "lamp", "vintag", "red la", "red lamp", "zzz"} {
+			b.Run(fmt.Sprintf("%s/%q", x.name, p), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					x.ix.Suggest(p, 8)
+				}
+			})
+		}
 	}
 }
 
