@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"slices"
 	"strings"
@@ -59,7 +58,7 @@ func imageIndex(img *feed.Annex, version int64, cur string, docs []*search.Doc) 
 // own, as an edge would (feed.DeliverSnapshots, then a checkpoint), so an image is of the index
 // an edge makes from the same records, at the version its first apply reaches.
 func SnapshotAnnexes(ctx context.Context, registry, shard feed.SnapshotPart) ([]feed.Annex, error) {
-	r := New(Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	r := New(Config{Logger: slog.New(slog.DiscardHandler)})
 	r.Reset("snapshot-annexes")
 	// Malformed records are skipped here as an edge skips them: the images stay valid.
 	if _, _, err := feed.DeliverSnapshots(ctx, r, []feed.SnapshotPart{registry, shard}); err != nil {
