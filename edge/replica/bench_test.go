@@ -2,6 +2,7 @@ package replica_test
 
 import (
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -67,12 +68,15 @@ func BenchmarkApplyBootstrap(b *testing.B) {
 // BenchmarkApplyIncremental applies one single-product transaction per operation to a catalog of
 // benchProducts: "same" resends a product's stored state at a new version (nothing the search
 // index sees changes), "price" changes its price, "text" gives it another product's title and
-// description (every indexed word changes), "availability" changes one of its variants'
-// availability (the product's document changes through its variants).
+// description (every indexed word changes), "rename" gives it the title "Bench Renamed N" (every
+// title word and the title's length change, as in the first rename of a product by `vitrine
+// bench freshness`), "renumber" moves it between two such titles of the same length (one word
+// changes, as in that bench's later renames of a product), "availability"
+// changes one of its variants' availability (the product's document changes through its variants).
 func BenchmarkApplyIncremental(b *testing.B) {
 	reg, batch := benchCatalog(benchProducts)
 	others := searchtest.Catalog(1000, benchSeed+1)
-	for _, kind := range []string{"same", "price", "text", "availability"} {
+	for _, kind := range []string{"same", "price", "text", "rename", "renumber", "availability"} {
 		b.Run(kind, func(b *testing.B) {
 			r := newReplica(replica.Config{})
 			r.Reset("e")
@@ -104,6 +108,11 @@ func BenchmarkApplyIncremental(b *testing.B) {
 				case "text":
 					o := others[k%len(others)]
 					changed.Title, changed.Description = o.Title, o.Description
+				case "rename":
+					changed.Title = "Bench Renamed " + strconv.Itoa(k)
+				case "renumber":
+					changed.Title = "Bench Renamed " + strconv.Itoa(1000+k)
+					orig.Title = "Bench Renamed " + strconv.Itoa(2000+k)
 				}
 				if kind != "availability" {
 					txns[0][k] = []*schema.Change{chg("shop", schema.KindProduct, schema.IDString(id), schema.Pub, &changed, 0)}
@@ -120,10 +129,7 @@ func BenchmarkApplyIncremental(b *testing.B) {
 				}
 			}
 			h := head("shop", 0)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				tx := txns[(i/states)%2][i%states]
+			apply := func(tx []*schema.Change) {
 				first := version + 1
 				for _, c := range tx {
 					version++
@@ -132,6 +138,16 @@ func BenchmarkApplyIncremental(b *testing.B) {
 				}
 				h.Version = version
 				r.Change(h)
+			}
+			if kind == "renumber" {
+				for _, tx := range txns[1] {
+					apply(tx) // the products start with their "restored" titles
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				apply(txns[(i/states)%2][i%states])
 			}
 			b.StopTimer()
 			if tn.Version() != version {

@@ -431,3 +431,70 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestRetitleKeepsUntouchedSets checks that a retitle rewrites only the suggestion sets whose
+// entry for the document changed: a title keeping a word and its length (its suggestion rank)
+// leaves that word's set and its prefixes' sets the very same values, and the sets that did
+// change hold what a fresh Build gives.
+func TestRetitleKeepsUntouchedSets(t *testing.T) {
+	var docs []*Doc
+	for i := 1; i <= 300; i++ {
+		docs = append(docs, &Doc{ID: schema.ProductID(i), Title: fmt.Sprintf("Bench Lamp %04d", i)})
+	}
+	before := Build(docs)
+	tests := []struct {
+		name      string
+		title     string
+		featured  bool
+		kept      []string // words and prefixes whose sets must be untouched
+		rewritten []string // and those that must change
+	}{
+		{"same length, one word changed", "Bench Lamp 9999", false, []string{"bench", "lamp", "b", "be", "ben", "l", "la", "lam"}, []string{"0001", "9999", "0", "9", "99"}},
+		{"case only", "BENCH LAMP 0001", false, []string{"bench", "lamp", "0001", "b", "l", "0", "00", "000"}, nil},
+		{"another length", "Bench Lamp 99999", false, nil, []string{"bench", "lamp", "b", "l", "99999"}},
+		{"featured", "Bench Lamp 0001", true, nil, []string{"bench", "lamp", "0001", "b"}},
+		{"words reordered", "Lamp Bench 0001", false, []string{"0001", "0", "00"}, []string{"bench", "lamp", "b", "l"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := *docs[0]
+			d.Title, d.Featured = tt.title, tt.featured
+			after := before.With([]*Doc{&d}, nil)
+			set := func(ix *Index, key string) (sentSet, bool) {
+				if s, ok := ix.words.Get(key); ok {
+					return s, true
+				}
+				if len(key) > suggestPrefixMax {
+					return sentSet{}, false
+				}
+				return ix.prefixes.Get(key)
+			}
+			same := func(key string) bool {
+				a, _ := set(before, key)
+				b, _ := set(after, key)
+				return a.one == b.one && a.tree.root == b.tree.root && a.n == b.n
+			}
+			for _, k := range tt.kept {
+				if !same(k) {
+					t.Errorf("set %q rewritten", k)
+				}
+			}
+			for _, k := range tt.rewritten {
+				if same(k) {
+					t.Errorf("set %q untouched", k)
+				}
+			}
+			fresh := Build(append([]*Doc{&d}, docs[1:]...))
+			for _, k := range append(append([]string{}, tt.kept...), tt.rewritten...) {
+				a, okA := set(after, k)
+				b, okB := set(fresh, k)
+				var ea, eb []sent
+				a.each(func(e sent) bool { ea = append(ea, e); return true })
+				b.each(func(e sent) bool { eb = append(eb, e); return true })
+				if okA != okB || !slices.Equal(ea, eb) {
+					t.Errorf("set %q: %d entries (present %v), fresh Build %d (present %v)", k, len(ea), okA, len(eb), okB)
+				}
+			}
+		})
+	}
+}

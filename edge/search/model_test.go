@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -68,10 +69,26 @@ func (g modelGen) doc(id schema.ProductID) *search.Doc {
 	}
 }
 
-// mutate returns a changed copy of d: a whole new document, or one field changed.
+// mutate returns a changed copy of d: a whole new document, or one field changed. Some retitles
+// keep the title's words and length (its case changed, its words reversed) or all its words but
+// one, so that most suggestion entries stay as they were.
 func (g modelGen) mutate(d *search.Doc) *search.Doc {
 	n := *d
-	switch g.r.IntN(6) {
+	switch g.r.IntN(9) {
+	case 6:
+		if g.r.IntN(2) == 0 {
+			n.Title = strings.ToUpper(n.Title)
+		} else {
+			n.Title = strings.ToLower(n.Title)
+		}
+	case 7:
+		ws := strings.Fields(n.Title)
+		slices.Reverse(ws)
+		n.Title = strings.Join(ws, " ")
+	case 8:
+		ws := strings.Fields(n.Title)
+		ws[g.r.IntN(len(ws))] = g.vocab[g.r.IntN(len(g.vocab))]
+		n.Title = strings.Join(ws, " ")
 	case 0:
 		return g.doc(d.ID)
 	case 1:

@@ -438,6 +438,7 @@ type txn struct {
 	tk       tokenizer
 	buf      []byte
 	seen     []string
+	sugg     []suggestion
 	postWork work[uint64]
 	sentWork work[sent]
 	ordWork  work[uint32]
@@ -584,6 +585,83 @@ func (t *txn) suggestions(r *rec, ord uint32, words []string, add bool) {
 	})
 }
 
+// suggestion is one entry of one suggestion set: a word's set, or a prefix's.
+type suggestion struct {
+	prefix bool
+	key    string
+	e      sent
+}
+
+func cmpSuggestion(a, b suggestion) int {
+	if a.prefix != b.prefix {
+		if a.prefix {
+			return 1
+		}
+		return -1
+	}
+	return cmp.Or(strings.Compare(a.key, b.key), cmp.Compare(a.e.rank, b.e.rank), cmp.Compare(a.e.id, b.e.id))
+}
+
+// suggestionsOf appends to dst the suggestion entries of a document whose title has words, as
+// suggestions adds them, sorted, each once.
+func (t *txn) suggestionsOf(dst []suggestion, r *rec, ord uint32, words []string) []suggestion {
+	n := len(dst)
+	for i, w := range words {
+		dst = append(dst, suggestion{key: w, e: makeSent(i == 0, r.srank, ord, r.id)})
+	}
+	t.seen = prefixesOf(words, t.seen, func(p string, first bool) {
+		dst = append(dst, suggestion{prefix: true, key: p, e: makeSent(first, r.srank, ord, r.id)})
+	})
+	slices.SortFunc(dst[n:], cmpSuggestion)
+	return append(dst[:n], slices.Compact(dst[n:])...)
+}
+
+// retitle moves a document's suggestion entries from those of its old title words (old is nil
+// for a new document) to those of its new ones, touching only the sets whose entry differs: a
+// retitle that keeps a word and the title's rank (its length, the featured flag) leaves that
+// word's set and its prefixes' sets as they are, where removing and adding the same entry would
+// re-encode a block of each. The sets end as suggestions(old, false) then suggestions(new, true)
+// would leave them.
+func (t *txn) retitle(old *rec, oldWords []string, nr *rec, newWords []string, ord uint32) {
+	all := t.sugg[:0]
+	if old != nil {
+		all = t.suggestionsOf(all, old, ord, oldWords)
+	}
+	n := len(all)
+	all = t.suggestionsOf(all, nr, ord, newWords)
+	was, now := all[:n], all[n:]
+	set := func(s suggestion) *pending[sent, sentCodec] {
+		if s.prefix {
+			return t.pendingSet(t.prefixes, t.ix.prefixes, s.key)
+		}
+		return t.pendingSet(t.words, t.ix.words, s.key)
+	}
+	i, j := 0, 0
+	for i < len(was) || j < len(now) {
+		c := 0
+		switch {
+		case i == len(was):
+			c = 1
+		case j == len(now):
+			c = -1
+		default:
+			c = cmpSuggestion(was[i], now[j])
+		}
+		switch {
+		case c < 0:
+			set(was[i]).del(was[i].e)
+			i++
+		case c > 0:
+			set(now[j]).put(now[j].e)
+			j++
+		default:
+			i++
+			j++
+		}
+	}
+	t.sugg = all[:0]
+}
+
 func distinctCats(cs []schema.CategoryID) []schema.CategoryID {
 	out := slices.Clone(cs)
 	slices.Sort(out)
@@ -643,10 +721,11 @@ func (t *txn) upsert(d *Doc) {
 			na.words = analyze(d, &t.tk).words
 			oa.words = na.words
 		}
+		var was *rec
 		if exists {
-			t.suggestions(&old, ord, oa.words, false)
+			was = &old
 		}
-		t.suggestions(&nr, ord, na.words, true)
+		t.retitle(was, oa.words, &nr, na.words, ord)
 	}
 
 	// Categories.
