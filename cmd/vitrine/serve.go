@@ -353,7 +353,9 @@ func runRelay(ctx context.Context, args []string) error {
 	}
 	defer nc.Close()
 	set := metrics.NewSet()
-	db, err := c.openDB(ctx, false, store.Config{OnTx: txTimer(set)})
+	// The relay's statements are all keyed reads and writes of its record and the outboxes:
+	// planned once per connection (store.Config.GenericPlans).
+	db, err := c.openDB(ctx, false, store.Config{OnTx: txTimer(set), GenericPlans: true})
 	if err != nil {
 		return err
 	}

@@ -55,6 +55,10 @@ type Config struct {
 	// Tracer, when set, is told of every statement and batch the pool runs (tests count the
 	// statements and round trips of a write with it).
 	Tracer pgx.QueryTracer
+	// GenericPlans plans every statement of the pool as the replicated-write path's are
+	// (genericPlans): for a pool whose statements are all keyed reads and writes, the relay's.
+	// Ignored on CockroachDB, which plans its own way.
+	GenericPlans bool
 }
 
 // LogCommit is the last version a committed transaction took of one log.
@@ -71,6 +75,8 @@ type DB struct {
 	rec  *sqlRecorder // nil unless the URL asks for recording (RecordSQLParam)
 	// queues are the per-log write queues (queue.go); nil when Config.QueueDepth is negative.
 	queues *logQueues
+	// cockroach is set when the database is CockroachDB.
+	cockroach bool
 }
 
 // Open connects to the database at dsn (a PostgreSQL URL) and checks that it answers. The URL
@@ -109,6 +115,10 @@ func Open(ctx context.Context, dsn string, cfg Config) (*DB, error) {
 		if c.PgConn().ParameterStatus("crdb_version") != "" {
 			return nil
 		}
+		if cfg.GenericPlans {
+			_, err := c.Exec(ctx, genericPlans)
+			return err
+		}
 		_, err := c.Exec(ctx, "SET plan_cache_mode = force_custom_plan")
 		return err
 	}
@@ -118,7 +128,12 @@ func Open(ctx context.Context, dsn string, cfg Config) (*DB, error) {
 	}
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := p.Ping(pctx); err != nil {
+	var cockroach bool
+	err = p.AcquireFunc(pctx, func(c *pgxpool.Conn) error {
+		cockroach = c.Conn().PgConn().ParameterStatus("crdb_version") != ""
+		return c.Ping(pctx)
+	})
+	if err != nil {
 		p.Close()
 		return nil, fmt.Errorf("store: database at %s does not answer: %w", pcfg.ConnConfig.Host, err)
 	}
@@ -143,7 +158,7 @@ func Open(ctx context.Context, dsn string, cfg Config) (*DB, error) {
 	if cfg.QueueDepth == 0 {
 		cfg.QueueDepth = DefaultQueueDepth
 	}
-	db := &DB{pool: pool{p}, cfg: cfg, rec: rec}
+	db := &DB{pool: pool{p}, cfg: cfg, rec: rec, cockroach: cockroach}
 	if cfg.QueueDepth > 0 {
 		db.queues = newLogQueues(cfg.QueueDepth)
 	}
@@ -256,7 +271,7 @@ func (db *DB) LockedWriteTx(ctx context.Context, fn func(tx *Tx) error) ([]LogCo
 // transaction (two round trips, a snapshot) before the attempt that counts; this costs none. A
 // write that ends up not taking t's log has only waited its turn.
 func (db *DB) TenantWriteTx(ctx context.Context, t *schema.Tenant, fn func(tx *Tx) error) ([]LogCommit, error) {
-	return db.txGrouped(ctx, pgx.Serializable, true, []string{t.ID}, db.cfg.GroupWrites > 0, fn)
+	return db.txGrouped(ctx, pgx.Serializable, true, []string{t.ID}, db.cfg.GroupWrites > 0, true, fn)
 }
 
 func (db *DB) tx(ctx context.Context, iso pgx.TxIsoLevel, fn func(tx *Tx) error) ([]LogCommit, error) {
@@ -276,13 +291,13 @@ func (db *DB) txClock(ctx context.Context, iso pgx.TxIsoLevel, clock bool, fn fu
 
 // txQueued runs fn as txClock does; its first attempt waits for the queues of the logs in first.
 func (db *DB) txQueued(ctx context.Context, iso pgx.TxIsoLevel, clock bool, first []string, fn func(tx *Tx) error) ([]LogCommit, error) {
-	return db.txGrouped(ctx, iso, clock, first, false, fn)
+	return db.txGrouped(ctx, iso, clock, first, false, false, fn)
 }
 
 // txGrouped is txQueued; with grouped, first is one store's log, and the transaction joins the
 // write that holds its queue, or carries the writes that join while it holds it (group commit,
 // queue.go).
-func (db *DB) txGrouped(ctx context.Context, iso pgx.TxIsoLevel, clock bool, first []string, grouped bool, fn func(tx *Tx) error) ([]LogCommit, error) {
+func (db *DB) txGrouped(ctx context.Context, iso pgx.TxIsoLevel, clock bool, first []string, grouped, generic bool, fn func(tx *Tx) error) ([]LogCommit, error) {
 	if db.cfg.OnTx != nil {
 		defer db.observeTx(time.Now())
 	}
@@ -316,7 +331,7 @@ func (db *DB) txGrouped(ctx context.Context, iso pgx.TxIsoLevel, clock bool, fir
 				return nil, err
 			}
 		}
-		commits, took, err := db.attempt(ctx, iso, clock, fn, hold, group)
+		commits, took, err := db.attempt(ctx, iso, clock, generic, fn, hold, group)
 		if err == nil {
 			if n := group.carried(); n > 0 && db.cfg.OnGroup != nil {
 				db.cfg.OnGroup(n)
@@ -389,8 +404,9 @@ func (db *DB) txGrouped(ctx context.Context, iso pgx.TxIsoLevel, clock bool, fir
 // group, the writes joined to its store's queue run after fn, before the COMMIT (runGroup).
 //
 // clock is false for a transaction that never reads Tx.Now (the relay's bookkeeping): it skips
-// taking its snapshot before the clock.
-func (db *DB) attempt(ctx context.Context, iso pgx.TxIsoLevel, clock bool, fn func(tx *Tx) error, hold *queueHold, group *txGroup) (commits []LogCommit, took []string, err error) {
+// taking its snapshot before the clock. generic plans the transaction's statements as
+// genericPlans says, on PostgreSQL.
+func (db *DB) attempt(ctx context.Context, iso pgx.TxIsoLevel, clock, generic bool, fn func(tx *Tx) error, hold *queueHold, group *txGroup) (commits []LogCommit, took []string, err error) {
 	opts := pgx.TxOptions{IsoLevel: iso}
 	if iso == pgx.Serializable && clock {
 		// Take the transaction's snapshot before its clock: a transaction that sees another's
@@ -399,6 +415,9 @@ func (db *DB) attempt(ctx context.Context, iso pgx.TxIsoLevel, clock bool, fn fu
 		// could see a concurrent one's commit yet date its own write before it. The SELECT rides
 		// in BEGIN's simple query: no round trip of its own.
 		opts.BeginQuery = beginSerializableSnapshot
+		if generic && !db.cockroach {
+			opts.BeginQuery = beginSerializableSnapshotGeneric
+		}
 	}
 	pg, err := db.pool.BeginTx(ctx, opts)
 	if err != nil {
@@ -498,6 +517,31 @@ func runJoined(fn func(tx *Tx) error, tx *Tx) (err error, panicked any) {
 // beginSerializableSnapshot begins a SERIALIZABLE transaction and takes its snapshot, in one
 // simple query (PostgreSQL and CockroachDB run the statements of one in order).
 const beginSerializableSnapshot = "BEGIN ISOLATION LEVEL SERIALIZABLE; SELECT 1"
+
+// beginSerializableSnapshotGeneric is beginSerializableSnapshot for a transaction whose statements
+// use generic plans (genericPlans), set for the transaction alone in the same round trip.
+const beginSerializableSnapshotGeneric = "BEGIN ISOLATION LEVEL SERIALIZABLE; " + genericPlansLocal + "; SELECT 1"
+
+// genericPlans is how the replicated-write path's statements are planned on PostgreSQL: once per
+// connection and statement, with no argument's value in view (plan_cache_mode =
+// force_generic_plan), and never as a sequential scan (enable_seqscan = off).
+//
+// Why. Planning a statement afresh on each execution (force_custom_plan, the pool's default, see
+// Open) was 40% of the database's CPU on that path (perf on a backend: GetCachedPlan,
+// standard_planner), more than executing it: its statements are keyed point reads and writes
+// (a product by id, a log's row, outbox rows of a log above a version), for which a plan made
+// with the arguments in view is the plan made without them. Sequential scans are ruled out
+// because a generic plan is kept until the table's statistics change, and where nothing
+// analyzes tables (autovacuum off) a plan made while a table was nearly empty, a scan, would be
+// kept as it grows: the seeding regression that made the pool's default force_custom_plan.
+//
+// Statements whose best plan depends on an argument's value do not belong in such a transaction,
+// or run with the simple protocol (literal arguments, planned each time): freeSlug's LIKE
+// pattern, whose prefix bounds an index scan only when the planner sees it.
+const genericPlans = "SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off"
+
+// genericPlansLocal is genericPlans for the current transaction only.
+const genericPlansLocal = "SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL enable_seqscan = off"
 
 // retryable reports whether a whole-transaction retry may succeed.
 func retryable(err error) bool {

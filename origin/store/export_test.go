@@ -50,3 +50,10 @@ func (db *DB) QueueWaiters(id string) int {
 // ExecLater puts a write off to the transaction's last batch, as the admin handler's product
 // update does (tests of group commit make one fail).
 func (tx *Tx) ExecLater(sql string, args ...any) { tx.execLater(sql, args...) }
+
+// Setting is the current value of a run-time setting in the transaction.
+func (tx *Tx) Setting(ctx context.Context, name string) (string, error) {
+	var v string
+	err := tx.pg.QueryRow(ctx, `SELECT current_setting($1)`, name).Scan(&v)
+	return v, err
+}

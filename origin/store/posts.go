@@ -125,8 +125,13 @@ func (tx *Tx) UniquePostSlug(ctx context.Context, t *schema.Tenant, typ, slug st
 // the slugs of the rows that compete, its last two parameters being the slug and the LIKE
 // pattern of its numbered forms (args are the ones before). Products, posts and terms all name
 // their records so.
+//
+// The query runs with the simple protocol, its arguments written into its text, so that it is
+// planned with its pattern in view whatever the transaction's plan cache mode: a generic plan
+// (genericPlans, a catalog write's) cannot bound an index scan by a LIKE parameter's prefix and
+// would read every slug of the store.
 func (tx *Tx) freeSlug(ctx context.Context, query, slug string, args ...any) (string, error) {
-	args = append(args, slug, strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(slug)+"-%")
+	args = append(append([]any{pgx.QueryExecModeSimpleProtocol}, args...), slug, strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(slug)+"-%")
 	taken := map[string]bool{}
 	err := eachRow(ctx, tx.pg, query, func(row pgx.Row) error {
 		var s string
