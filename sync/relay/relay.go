@@ -98,8 +98,18 @@ type Config struct {
 	// 0 disables it. (nats-server stages every atomic batch of a one-replica file stream in a
 	// file store of its own, created and removed per batch: most of NATS's CPU per write.)
 	Linger time.Duration
-	Logger *slog.Logger
+	// EventEvery spaces the rounds that read the event outbox (default DefaultEventEvery): a
+	// round publishes events only when the last one that read them began at least EventEvery
+	// before, or left some behind. Webhooks need no millisecond latency, and a round per write
+	// that also read and emptied the event outbox cost two statements and a publish each.
+	// Negative: every round reads it.
+	EventEvery time.Duration
+	Logger     *slog.Logger
 }
+
+// DefaultEventEvery is the default of Config.EventEvery: a domain event reaches the event stream
+// within about a tenth of a second of its commit (one poll more at most), its webhooks after it.
+const DefaultEventEvery = 100 * time.Millisecond
 
 // DefaultLeaseTTL is the default lease duration: fail-over in about two seconds, renewals four
 // times as often (a small UPDATE each), and 1.1 s of database trouble tolerated before the holder
@@ -128,6 +138,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ChangeSchema == 0 {
 		c.ChangeSchema = schema.ChangeSchemaVersion
+	}
+	if c.EventEvery == 0 {
+		c.EventEvery = DefaultEventEvery
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -160,7 +173,14 @@ type Relay struct {
 	checkedAt  time.Time
 	heads      map[string]head // published head of each log, learned from the stream
 	lastScan   time.Time
-	refs       map[string]schema.LogRef // every log a scan returned, by name: what WakeLogs names
+	// eventsAt is when the last round that read the event outbox began; eventsLeft is set when
+	// it left events behind (its rounds' limit), so that the next round reads on at once.
+	// eventsSkipped is set when a round did not read them for that reason: Run wakes for them
+	// when they are due.
+	eventsAt      time.Time
+	eventsLeft    bool
+	eventsSkipped bool
+	refs          map[string]schema.LogRef // every log a scan returned, by name: what WakeLogs names
 
 	stats counters
 }
@@ -320,6 +340,12 @@ func (r *Relay) Run(ctx context.Context) error {
 			case <-t.C:
 			}
 		}
+		var eventsDue <-chan time.Time
+		var timer *time.Timer
+		if r.eventsSkipped {
+			timer = time.NewTimer(r.cfg.EventEvery - time.Since(r.eventsAt))
+			eventsDue = timer.C
+		}
 		select {
 		case <-ctx.Done():
 			return nil
@@ -328,6 +354,11 @@ func (r *Relay) Run(ctx context.Context) error {
 		case <-poll.C:
 			named = nil
 			r.woken() // this round scans: what was asked is in it
+		case <-eventsDue:
+			named = []string{} // a round for the events alone
+		}
+		if timer != nil {
+			timer.Stop()
 		}
 	}
 }
@@ -382,6 +413,12 @@ func (r *Relay) step(ctx context.Context, named []string) error {
 	if err := r.publishLogs(ctx, named); err != nil {
 		return err
 	}
+	if !r.eventsLeft && time.Since(r.eventsAt) < r.cfg.EventEvery {
+		// Read them when they are due, even if nothing else wakes the relay before.
+		r.eventsSkipped = true
+		return nil
+	}
+	r.eventsAt, r.eventsSkipped = time.Now(), false
 	return r.publishEvents(ctx)
 }
 
@@ -965,12 +1002,18 @@ func (r *Relay) streamSubjects(ctx context.Context, l schema.LogRef) (map[string
 	return out, nil
 }
 
-// publishEvents moves the event outbox to the event stream.
+// publishEvents moves the event outbox to the event stream, up to ten batches of 500 events; it
+// sets eventsLeft when it stopped with more to move, or failed.
 func (r *Relay) publishEvents(ctx context.Context) error {
+	r.eventsLeft = true
 	for round := 0; round < 10; round++ {
 		evs, err := r.db.PendingEvents(ctx, 500)
-		if err != nil || len(evs) == 0 {
+		if err != nil {
 			return err
+		}
+		if len(evs) == 0 {
+			r.eventsLeft = false
+			return nil
 		}
 		if !r.holds() {
 			return errLeaseLost
@@ -1011,6 +1054,7 @@ func (r *Relay) publishEvents(ctx context.Context) error {
 		}
 		r.stats.events.Add(uint64(len(done)))
 		if len(evs) < 500 {
+			r.eventsLeft = len(done) < len(evs) // some not published: try them again at once
 			return nil
 		}
 	}

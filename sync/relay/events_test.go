@@ -1,0 +1,78 @@
+package relay_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"vitrine/origin/store"
+	"vitrine/origin/store/storetest"
+	"vitrine/sync/natstest"
+	"vitrine/sync/relay"
+)
+
+// The event outbox is read on its own cadence (Config.EventEvery): writes that wake the relay
+// within it have their events read together, in a round that comes when they are due even if
+// nothing else wakes the relay (no polling here), and every event is published.
+func TestEventsOnTheirOwnCadence(t *testing.T) {
+	const every = 400 * time.Millisecond // the writes below commit well within it, even under -race
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ns := natstest.Run(t)
+	var rl *relay.Relay
+	writer, dsn := storetest.Open(t, store.Config{OnCommit: func(cs []store.LogCommit) {
+		if rl != nil {
+			names := make([]string, len(cs))
+			for i, c := range cs {
+				names[i] = c.Log
+			}
+			rl.WakeLogs(names)
+		}
+	}})
+	var c storetest.Counter
+	db, err := store.Open(ctx, dsn, store.Config{Tracer: &c, GenericPlans: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rl, err = relay.New(db, ns.Connect(t), relay.Config{Logger: quietLogger(), Poll: time.Hour, LeaseTTL: time.Minute, EventEvery: every})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { rl.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	tn := storetest.Tenant(t, writer, "shop")
+	create := func(slug string) {
+		t.Helper()
+		if _, err := writer.WriteTx(ctx, func(tx *store.Tx) error { return tx.CreateProduct(ctx, tn, product(slug)) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create("first")
+	waitFor(t, "the first write's event", func() bool { return rl.Stats().Events >= 1 })
+	time.Sleep(every) // any other event of the store's creation is out too
+	published, events := rl.Stats().Published, rl.Stats().Events
+	c.Reset()
+	began := time.Now()
+	const n = 5
+	for i := range n {
+		create("next-" + string(rune('a'+i)))
+	}
+	waitFor(t, "the writes", func() bool { return rl.Stats().Published >= published+n })
+	waitFor(t, "their events", func() bool { return rl.Stats().Events >= events+n })
+	if took := time.Since(began); took > 3*every {
+		t.Errorf("the events took %v to publish with no wake-up after the writes; due within %v", took, every)
+	}
+	reads := 0
+	for _, s := range c.Texts() {
+		if strings.Contains(s, "FROM event_outbox") {
+			reads++
+		}
+	}
+	if reads > 2 {
+		t.Errorf("the event outbox was read %d times for %d writes woken within %v; want at most 2", reads, n, every)
+	}
+}
