@@ -46,3 +46,30 @@ func TestCPUBetween(t *testing.T) {
 		t.Fatalf("usage %+v", u)
 	}
 }
+
+// A process's CPU per write is what the measured window spent above the quiet window's rate,
+// scaled to the window's length, and never below zero.
+func TestWriteCPU(t *testing.T) {
+	tests := []struct {
+		name                  string
+		window, quiet         float64 // CPU seconds
+		windowWall, quietWall float64
+		writes                int
+		want                  float64 // ms per write
+	}{
+		{"reads cost nothing", 6, 0, 60, 15, 12000, 0.5},
+		{"same rate as the quiet window", 12, 3, 60, 15, 12000, 0},
+		{"half the window's CPU above the reads", 12, 1.5, 60, 15, 12000, 0.5},
+		{"idler under writes", 2, 3, 60, 15, 12000, 0},
+		{"no quiet window", 6, 0, 60, 0, 12000, 0.5},
+		{"no writes", 6, 0, 60, 15, 0, 6000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := writeCPU(map[string]float64{"p": tt.window}, tt.windowWall, map[string]float64{"p": tt.quiet}, tt.quietWall, tt.writes)["p"]
+			if d := got - tt.want; d > 1e-9 || d < -1e-9 {
+				t.Errorf("writeCPU = %v ms, want %v", got, tt.want)
+			}
+		})
+	}
+}
