@@ -88,8 +88,13 @@ type FreshnessResult struct {
 	// WriteCPUByProcess is, per process, the CPU milliseconds per acknowledged write above the
 	// quiet window's rate: what the writes cost, with the reads' cost taken out.
 	WriteCPUByProcess map[string]float64 `json:"write_cpu_ms_by_process"`
-	Method            string             `json:"method"`
-	Statuses          map[string]int     `json:"write_statuses,omitempty"`
+	// RelayBatches and RelayPublished are the atomic batches the relay committed during the
+	// window and the changes they carried (its metrics): every batch costs NATS a staging store
+	// of its own and the relay a settling transaction, however few changes it carries.
+	RelayBatches   float64        `json:"relay_batches"`
+	RelayPublished float64        `json:"relay_published"`
+	Method         string         `json:"method"`
+	Statuses       map[string]int `json:"write_statuses,omitempty"`
 }
 
 // ReadLoad is the read load one edge carried during a measurement.
@@ -163,6 +168,7 @@ func runFreshness(ctx context.Context, env bench.Env) (_ report.Section, err err
 	}
 	quietWall, quietCPU := time.Since(quietStart).Seconds(), cpuByProcessBetween(quietProcStart, processCPU(c.Running()))
 	cpuStart, procStart := readCPU(c.PIDs()), processCPU(c.Running())
+	batchesStart, publishedStart := relayCounters(c)
 	progress(env, "freshness: %.0f writes/s for %s, %.0f reads/s on each of %d edges", plan.writeRate, plan.duration, plan.readRate, plan.edges)
 	profiled := make(chan error, 1)
 	if env.Profile {
@@ -177,6 +183,7 @@ func runFreshness(ctx context.Context, env bench.Env) (_ report.Section, err err
 		return sec, fmt.Errorf("profiles: %w", err)
 	}
 	cpuEnd, procEnd := readCPU(c.PIDs()), processCPU(c.Running())
+	batchesEnd, publishedEnd := relayCounters(c)
 	readWG.Wait()
 	for i, e := range readErrs {
 		if e != nil {
@@ -192,7 +199,8 @@ func runFreshness(ctx context.Context, env bench.Env) (_ report.Section, err err
 		Overall: w.overall.Summary(), Ack: w.ack.Summary(), PerEdge: map[string]load.Summary{}, Timeouts: w.timeouts,
 		Mismatches: w.mismatches, TargetP99: float64(freshnessTargetP99) / 1e6, Method: freshnessMethod, Statuses: w.statuses,
 		CPU: cpuBetween(cpuStart, cpuEnd), CPUByProcess: cpuByProcessBetween(procStart, procEnd),
-		QuietSeconds: quietWall, QuietCPUByProcess: quietCPU}
+		QuietSeconds: quietWall, QuietCPUByProcess: quietCPU,
+		RelayBatches: batchesEnd - batchesStart, RelayPublished: publishedEnd - publishedStart}
 	p99 := w.overall.ValueAtQuantile(0.99)
 	res.Met = w.overall.Count() > 0 && p99 <= freshnessTargetP99 && w.timeouts == 0 && w.mismatches == 0
 	table := report.Table{Title: "Acknowledgement to visible (ms)", Header: []string{"edge", "writes", "p50", "p90", "p99", "p99.9", "max"}}
@@ -249,11 +257,27 @@ func runFreshness(ctx context.Context, env bench.Env) (_ report.Section, err err
 		strconv.FormatFloat(total/res.CPU.Wall, 'f', 2, 64), strconv.FormatFloat(1000*total/float64(acked), 'f', 2, 64),
 		strconv.FormatFloat(quiet/res.QuietSeconds, 'f', 2, 64), strconv.FormatFloat(above, 'f', 2, 64)})
 	sec.Summary = append(sec.Summary, fmt.Sprintf("Server CPU per acknowledged write: %.2f ms in all, %.2f ms above what the same read load "+
-		"cost with nothing written (%.0f s of reads alone before the window) — target ≤ 1 ms.", 1000*total/float64(acked), above, res.QuietSeconds))
+		"cost with nothing written (%.0f s of reads alone before the window) — target ≤ 1 ms. The relay committed %.0f atomic batches "+
+		"carrying %.0f changes (%.2f per batch).", 1000*total/float64(acked), above, res.QuietSeconds,
+		res.RelayBatches, res.RelayPublished, res.RelayPublished/max(1, res.RelayBatches)))
 	sec.Tables = []report.Table{table, ackTable, readTable, cpuTable}
 	sec.Plots = []report.Plot{plot}
 	sec.Data = res
 	return sec, nil
+}
+
+// relayCounters reads the relay's batches and published changes from its metrics (zeros when
+// they cannot be read).
+func relayCounters(c *cluster.Cluster) (batches, published float64) {
+	for _, p := range c.Running() {
+		if p.Name != "relay" || p.OpsAddr == "" {
+			continue
+		}
+		if _, body, err := fasthttp.Get(nil, "http://"+p.OpsAddr+"/metrics"); err == nil {
+			batches, published = metricValue(body, "vitrine_relay_batches_total"), metricValue(body, "vitrine_relay_published_total")
+		}
+	}
+	return batches, published
 }
 
 // writeCPU is, per process, the CPU milliseconds per write that the window spent above the quiet

@@ -56,7 +56,7 @@ type Config struct {
 	// statements and round trips of a write with it).
 	Tracer pgx.QueryTracer
 	// GenericPlans plans every statement of the pool as the replicated-write path's are
-	// (genericPlans): for a pool whose statements are all keyed reads and writes, the relay's.
+	// (genericPlansSession): for a pool whose statements are all keyed reads and writes, the relay's.
 	// Ignored on CockroachDB, which plans its own way.
 	GenericPlans bool
 }
@@ -116,8 +116,14 @@ func Open(ctx context.Context, dsn string, cfg Config) (*DB, error) {
 			return nil
 		}
 		if cfg.GenericPlans {
-			_, err := c.Exec(ctx, genericPlans)
-			return err
+			// One statement per round trip: once per connection, and every statement the
+			// store sends but BEGIN's parses alone under CockroachDB's grammar (crdbcheck).
+			for _, set := range []string{genericPlansSession, noSeqScanSession} {
+				if _, err := c.Exec(ctx, set); err != nil {
+					return err
+				}
+			}
+			return nil
 		}
 		_, err := c.Exec(ctx, "SET plan_cache_mode = force_custom_plan")
 		return err
@@ -405,7 +411,7 @@ func (db *DB) txGrouped(ctx context.Context, iso pgx.TxIsoLevel, clock bool, fir
 //
 // clock is false for a transaction that never reads Tx.Now (the relay's bookkeeping): it skips
 // taking its snapshot before the clock. generic plans the transaction's statements as
-// genericPlans says, on PostgreSQL.
+// genericPlansSession says, on PostgreSQL.
 func (db *DB) attempt(ctx context.Context, iso pgx.TxIsoLevel, clock, generic bool, fn func(tx *Tx) error, hold *queueHold, group *txGroup) (commits []LogCommit, took []string, err error) {
 	opts := pgx.TxOptions{IsoLevel: iso}
 	if iso == pgx.Serializable && clock {
@@ -519,11 +525,12 @@ func runJoined(fn func(tx *Tx) error, tx *Tx) (err error, panicked any) {
 const beginSerializableSnapshot = "BEGIN ISOLATION LEVEL SERIALIZABLE; SELECT 1"
 
 // beginSerializableSnapshotGeneric is beginSerializableSnapshot for a transaction whose statements
-// use generic plans (genericPlans), set for the transaction alone in the same round trip.
+// use generic plans (genericPlansSession), set for the transaction alone in the same round trip.
 const beginSerializableSnapshotGeneric = "BEGIN ISOLATION LEVEL SERIALIZABLE; " + genericPlansLocal + "; SELECT 1"
 
-// genericPlans is how the replicated-write path's statements are planned on PostgreSQL: once per
-// connection and statement, with no argument's value in view (plan_cache_mode =
+// genericPlansSession and noSeqScanSession are how the replicated-write path's statements are
+// planned on PostgreSQL:
+// once per connection and statement, with no argument's value in view (plan_cache_mode =
 // force_generic_plan), and never as a sequential scan (enable_seqscan = off).
 //
 // Why. Planning a statement afresh on each execution (force_custom_plan, the pool's default, see
@@ -538,9 +545,12 @@ const beginSerializableSnapshotGeneric = "BEGIN ISOLATION LEVEL SERIALIZABLE; " 
 // Statements whose best plan depends on an argument's value do not belong in such a transaction,
 // or run with the simple protocol (literal arguments, planned each time): freeSlug's LIKE
 // pattern, whose prefix bounds an index scan only when the planner sees it.
-const genericPlans = "SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off"
+const (
+	genericPlansSession = "SET plan_cache_mode = force_generic_plan"
+	noSeqScanSession    = "SET enable_seqscan = off"
+)
 
-// genericPlansLocal is genericPlans for the current transaction only.
+// genericPlansLocal is genericPlansSession and noSeqScanSession for the current transaction only.
 const genericPlansLocal = "SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL enable_seqscan = off"
 
 // retryable reports whether a whole-transaction retry may succeed.

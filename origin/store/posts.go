@@ -128,7 +128,7 @@ func (tx *Tx) UniquePostSlug(ctx context.Context, t *schema.Tenant, typ, slug st
 //
 // The query runs with the simple protocol, its arguments written into its text, so that it is
 // planned with its pattern in view whatever the transaction's plan cache mode: a generic plan
-// (genericPlans, a catalog write's) cannot bound an index scan by a LIKE parameter's prefix and
+// (genericPlansSession, a catalog write's) cannot bound an index scan by a LIKE parameter's prefix and
 // would read every slug of the store.
 func (tx *Tx) freeSlug(ctx context.Context, query, slug string, args ...any) (string, error) {
 	args = append(append([]any{pgx.QueryExecModeSimpleProtocol}, args...), slug, strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(slug)+"-%")

@@ -14,7 +14,8 @@
 // published version from the head in the stream, not from its own memory or the database, so a
 // relay that restarts (or takes over) never republishes what the stream holds and never relies on
 // the dedup window. A log whose head is missing from the stream (a new tenant, or a stream that
-// was recreated) is published from a snapshot of the database first.
+// was recreated) is published from a snapshot of the database first. The event outbox goes to the
+// event stream on a cadence of its own (Config.EventEvery): webhooks need no millisecond latency.
 //
 // A relay refuses to publish into a stream of another cluster epoch (a database reset under a
 // running stream): it logs, reports it in Stats, and waits for `vitrine replica rebuild`.
