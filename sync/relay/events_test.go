@@ -8,7 +8,6 @@ import (
 
 	"vitrine/origin/store"
 	"vitrine/origin/store/storetest"
-	"vitrine/sync/natstest"
 	"vitrine/sync/relay"
 )
 
@@ -17,32 +16,9 @@ import (
 // nothing else wakes the relay (no polling here), and every event is published.
 func TestEventsOnTheirOwnCadence(t *testing.T) {
 	const every = 400 * time.Millisecond // the writes below commit well within it, even under -race
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ns := natstest.Run(t)
-	var rl *relay.Relay
-	writer, dsn := storetest.Open(t, store.Config{OnCommit: func(cs []store.LogCommit) {
-		if rl != nil {
-			names := make([]string, len(cs))
-			for i, c := range cs {
-				names[i] = c.Log
-			}
-			rl.WakeLogs(names)
-		}
-	}})
-	var c storetest.Counter
-	db, err := store.Open(ctx, dsn, store.Config{Tracer: &c, GenericPlans: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	rl, err = relay.New(db, ns.Connect(t), relay.Config{Logger: quietLogger(), Poll: time.Hour, LeaseTTL: time.Minute, EventEvery: every})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { rl.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	ctx := context.Background()
+	writer, rl, c := wokenRelay(t, store.Config{GenericPlans: true},
+		relay.Config{Poll: time.Hour, LeaseTTL: time.Minute, EventEvery: every})
 
 	tn := storetest.Tenant(t, writer, "shop")
 	create := func(slug string) {

@@ -21,33 +21,9 @@ import (
 // publish one write (woken by the commit naming its log, as origins do, one write at a time: no
 // batching of writes helps it), polling and lease renewals aside, and holds them to their budget.
 func TestRelayWriteCost(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ns := natstest.Run(t)
-	var rl *relay.Relay
-	writer, dsn := storetest.Open(t, store.Config{OnCommit: func(cs []store.LogCommit) {
-		if rl != nil {
-			names := make([]string, len(cs))
-			for i, c := range cs {
-				names[i] = c.Log
-			}
-			rl.WakeLogs(names)
-		}
-	}})
-	var c storetest.Counter
-	db, err := store.Open(ctx, dsn, store.Config{Tracer: &c})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	ctx := context.Background()
 	// No polling: every step is a wake-up; renewals are counted apart below.
-	rl, err = relay.New(db, ns.Connect(t), relay.Config{Logger: quietLogger(), Poll: time.Hour, LeaseTTL: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { rl.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	writer, rl, c := wokenRelay(t, store.Config{}, relay.Config{Poll: time.Hour, LeaseTTL: time.Minute})
 
 	tn := storetest.Tenant(t, writer, "shop")
 	var id schema.ProductID
@@ -98,6 +74,40 @@ func TestRelayWriteCost(t *testing.T) {
 			break
 		}
 	}
+}
+
+// wokenRelay runs a relay until the test ends on a pool of its own (opened with pool, its
+// statements counted by the Counter returned), over a database whose writer (returned) wakes it
+// after each commit with the logs the commit took, as origins do.
+func wokenRelay(t *testing.T, pool store.Config, cfg relay.Config) (*store.DB, *relay.Relay, *storetest.Counter) {
+	t.Helper()
+	ns := natstest.Run(t)
+	var rl *relay.Relay
+	writer, dsn := storetest.Open(t, store.Config{OnCommit: func(cs []store.LogCommit) {
+		if rl != nil {
+			names := make([]string, len(cs))
+			for i, c := range cs {
+				names[i] = c.Log
+			}
+			rl.WakeLogs(names)
+		}
+	}})
+	c := &storetest.Counter{}
+	pool.Tracer = c
+	db, err := store.Open(context.Background(), dsn, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	cfg.Logger = quietLogger()
+	if rl, err = relay.New(db, ns.Connect(t), cfg); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { rl.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return writer, rl, c
 }
 
 func product(slug string) *schema.Product {
