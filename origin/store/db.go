@@ -56,8 +56,8 @@ type Config struct {
 	// statements and round trips of a write with it).
 	Tracer pgx.QueryTracer
 	// GenericPlans plans every statement of the pool as the replicated-write path's are
-	// (genericPlansSession): for a pool whose statements are all keyed reads and writes, the relay's.
-	// Ignored on CockroachDB, which plans its own way.
+	// (genericPlansSession, noSeqScanSession): for a pool whose statements are all keyed reads
+	// and writes, the relay's. Ignored on CockroachDB, which plans its own way.
 	GenericPlans bool
 }
 
@@ -529,9 +529,8 @@ const beginSerializableSnapshot = "BEGIN ISOLATION LEVEL SERIALIZABLE; SELECT 1"
 const beginSerializableSnapshotGeneric = "BEGIN ISOLATION LEVEL SERIALIZABLE; " + genericPlansLocal + "; SELECT 1"
 
 // genericPlansSession and noSeqScanSession are how the replicated-write path's statements are
-// planned on PostgreSQL:
-// once per connection and statement, with no argument's value in view (plan_cache_mode =
-// force_generic_plan), and never as a sequential scan (enable_seqscan = off).
+// planned on PostgreSQL: once per connection and statement, with no argument's value in view
+// (plan_cache_mode = force_generic_plan), and never as a sequential scan (enable_seqscan = off).
 //
 // Why. Planning a statement afresh on each execution (force_custom_plan, the pool's default, see
 // Open) was 40% of the database's CPU on that path (perf on a backend: GetCachedPlan,
