@@ -52,3 +52,28 @@ func TestEventsOnTheirOwnCadence(t *testing.T) {
 		t.Errorf("the event outbox was read %d times for %d writes woken within %v; want at most 2", reads, n, every)
 	}
 }
+
+// A relay that was early for the events and then cannot publish (its lease taken) waits for a
+// wake-up or a poll: it does not come back for the events it can no longer read, round after
+// round.
+func TestNoEventRoundsWithoutTheLease(t *testing.T) {
+	ctx := context.Background()
+	writer, rl, c := wokenRelay(t, store.Config{}, relay.Config{Poll: time.Hour, LeaseTTL: time.Second, EventEvery: 200 * time.Millisecond})
+	tn := storetest.Tenant(t, writer, "shop")
+	for _, slug := range []string{"first", "second"} { // the second's round is early for its event
+		if _, err := writer.WriteTx(ctx, func(tx *store.Tx) error { return tx.CreateProduct(ctx, tn, product(slug)) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "the writes", func() bool { return rl.Stats().Published >= 2 })
+	if _, err := writer.TakeLease(ctx, "relay", "another", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the relay to see its lease gone", func() bool { return !rl.Stats().LeaseHeld })
+	time.Sleep(300 * time.Millisecond) // past the events' due time
+	c.Reset()
+	time.Sleep(500 * time.Millisecond)
+	if trips, _ := c.Counts(); trips > 5 {
+		t.Errorf("a relay without its lease sent %d round trips in 500 ms with nothing to wake it", trips)
+	}
+}

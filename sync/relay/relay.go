@@ -176,8 +176,8 @@ type Relay struct {
 	lastScan   time.Time
 	// eventsAt is when the last round that read the event outbox began; eventsLeft is set when
 	// it left events behind (its rounds' limit), so that the next round reads on at once.
-	// eventsSkipped is set when a round did not read them for that reason: Run wakes for them
-	// when they are due.
+	// eventsSkipped is set when the last round could have read them but was early: Run wakes
+	// for them when they are due.
 	eventsAt      time.Time
 	eventsLeft    bool
 	eventsSkipped bool
@@ -399,6 +399,9 @@ func (r *Relay) stepContext(ctx context.Context) (context.Context, context.Cance
 // step keeps the lease and publishes what is pending: in the named logs, or in every log when
 // named is nil.
 func (r *Relay) step(ctx context.Context, named []string) error {
+	// Set again below only by a round that could have read the events but was early for them:
+	// a relay that cannot publish (no lease, another epoch) must not be woken for them.
+	r.eventsSkipped = false
 	if r.nc.Status() != nats.CONNECTED {
 		// Without NATS this relay cannot publish: give the lease to a standby that can, rather
 		// than make edges wait for it to expire. Take none while disconnected.
