@@ -565,26 +565,6 @@ func (t *txn) catSet(c schema.CategoryID) *pending[uint32, ordCodec] {
 	return p
 }
 
-// suggestions adds (add) or removes the suggestion entries of a document.
-func (t *txn) suggestions(r *rec, ord uint32, words []string, add bool) {
-	if len(words) == 0 {
-		return
-	}
-	apply := func(s *pending[sent, sentCodec], e sent) {
-		if add {
-			s.put(e)
-		} else {
-			s.del(e)
-		}
-	}
-	for i, w := range words {
-		apply(t.pendingSet(t.words, t.ix.words, w), makeSent(i == 0, r.srank, ord, r.id))
-	}
-	t.seen = prefixesOf(words, t.seen, func(p string, first bool) {
-		apply(t.pendingSet(t.prefixes, t.ix.prefixes, p), makeSent(first, r.srank, ord, r.id))
-	})
-}
-
 // suggestion is one entry of one suggestion set: a word's set, or a prefix's.
 type suggestion struct {
 	prefix bool
@@ -602,8 +582,8 @@ func cmpSuggestion(a, b suggestion) int {
 	return cmp.Or(strings.Compare(a.key, b.key), cmp.Compare(a.e.rank, b.e.rank), cmp.Compare(a.e.id, b.e.id))
 }
 
-// suggestionsOf appends to dst the suggestion entries of a document whose title has words, as
-// suggestions adds them, sorted, each once.
+// suggestionsOf appends to dst the suggestion entries of a document whose title has words (an
+// entry in the set of each word and of each of their prefixes), sorted, each once.
 func (t *txn) suggestionsOf(dst []suggestion, r *rec, ord uint32, words []string) []suggestion {
 	n := len(dst)
 	for i, w := range words {
@@ -617,18 +597,20 @@ func (t *txn) suggestionsOf(dst []suggestion, r *rec, ord uint32, words []string
 }
 
 // retitle moves a document's suggestion entries from those of its old title words (old is nil
-// for a new document) to those of its new ones, touching only the sets whose entry differs: a
-// retitle that keeps a word and the title's rank (its length, the featured flag) leaves that
-// word's set and its prefixes' sets as they are, where removing and adding the same entry would
-// re-encode a block of each. The sets end as suggestions(old, false) then suggestions(new, true)
-// would leave them.
+// for a new document) to those of its new ones (nr is nil for a removed one), touching only the
+// sets whose entry differs: a retitle that keeps a word and the title's rank (its length, the
+// featured flag) leaves that word's set and its prefixes' sets as they are, where removing and
+// adding the same entry would re-encode a block of each. The sets end as removing every old entry
+// and then adding every new one would leave them.
 func (t *txn) retitle(old *rec, oldWords []string, nr *rec, newWords []string, ord uint32) {
 	all := t.sugg[:0]
 	if old != nil {
 		all = t.suggestionsOf(all, old, ord, oldWords)
 	}
 	n := len(all)
-	all = t.suggestionsOf(all, nr, ord, newWords)
+	if nr != nil {
+		all = t.suggestionsOf(all, nr, ord, newWords)
+	}
 	was, now := all[:n], all[n:]
 	set := func(s suggestion) *pending[sent, sentCodec] {
 		if s.prefix {
@@ -763,7 +745,7 @@ func (t *txn) remove(id schema.ProductID) {
 	}
 	t.ix.sumT -= int64(oa.tlen)
 	t.ix.sumD -= int64(oa.dlen)
-	t.suggestions(&old, ord, oa.words, false)
+	t.retitle(&old, oa.words, nil, nil, ord)
 	for _, c := range distinctCats(old.txt.cats) {
 		t.catSet(c).del(ord)
 	}
