@@ -229,33 +229,54 @@ func TestConcurrentReadersSeeWholeBatches(t *testing.T) {
 }
 
 func TestCheckpoint(t *testing.T) {
-	t.Run("applies buffered changes of a ready log", func(t *testing.T) {
+	t.Run("keeps a batch in flight buffered until its head", func(t *testing.T) {
+		// JetStream stores an atomic batch message by message, and a consumer reading between two
+		// of them is told nothing is pending: the follower checkpoints there.
 		s := newSite(t, replica.Config{})
 		tn := s.bootstrap("e")
 		w := s.log("shop")
-		v0 := tn.Version()
+		v0, sn := tn.Version(), tn.Snapshot()
 		tx := w.begin()
 		tx.putProduct(nil, product(13, "delta", t0.Add(3*time.Hour)))
 		tx.putProduct(nil, product(14, "epsilon", t0.Add(4*time.Hour)))
-		feed(s.r, body(tx.commit()))
-		if tn.Version() != v0 || tn.Snapshot().ProductBySlug("delta") != nil {
-			t.Fatalf("buffered changes visible before the checkpoint (version %d, want %d)", tn.Version(), v0)
+		batch := tx.commit()
+		for i := 1; i < len(batch); i++ {
+			feed(s.r, batch[i-1:i])
+			s.r.Checkpoint()
+			if tn.Version() != v0 || tn.Snapshot() != sn {
+				t.Fatalf("after %d of %d changes and a checkpoint: version %d (want %d), snapshot replaced: part of a transaction shown",
+					i, len(batch)-1, tn.Version(), v0)
+			}
 		}
-		s.r.Checkpoint()
+		feed(s.r, batch[len(batch)-1:])
 		if got := tn.Version(); got != w.version {
-			t.Fatalf("Version() = %d after Checkpoint, want the highest seen %d", got, w.version)
-		}
-		if got := tn.Snapshot().Version; got != w.version {
-			t.Fatalf("Snapshot().Version = %d after Checkpoint, want %d", got, w.version)
+			t.Fatalf("Version() = %d after the head, want %d", got, w.version)
 		}
 		if tn.Snapshot().ProductBySlug("delta") == nil || tn.Snapshot().ProductBySlug("epsilon") == nil {
-			t.Fatalf("buffered changes not applied by Checkpoint")
+			t.Fatalf("the head did not apply its batch")
 		}
-		// Nothing buffered: a second checkpoint publishes nothing new.
-		sn := tn.Snapshot()
+		// Nothing buffered: a checkpoint publishes nothing new.
+		sn = tn.Snapshot()
 		s.r.Checkpoint()
 		if tn.Snapshot() != sn {
 			t.Fatalf("an idle Checkpoint published a new snapshot")
+		}
+	})
+	t.Run("applies buffered states its head covers", func(t *testing.T) {
+		// A state republished at or below the latest head's version (a relay's repair sends its
+		// states in batches before its head) is no batch in flight: a checkpoint applies it.
+		s := newSite(t, replica.Config{})
+		tn := s.bootstrap("e")
+		v := tn.Version()
+		p := product(99, "omega", t0.Add(5*time.Hour))
+		p.Version = v
+		feed(s.r, []*schema.Change{chg("shop", schema.KindProduct, "99", schema.Pub, p, v)})
+		if tn.Snapshot().ProductBySlug("omega") != nil {
+			t.Fatalf("a buffered state visible before the checkpoint")
+		}
+		s.r.Checkpoint()
+		if tn.Snapshot().ProductBySlug("omega") == nil || tn.Version() != v {
+			t.Fatalf("after the checkpoint: omega %v, version %d (want %d)", tn.Snapshot().ProductBySlug("omega") != nil, tn.Version(), v)
 		}
 	})
 	t.Run("does not make a head-less log ready", func(t *testing.T) {
@@ -287,17 +308,18 @@ func TestCheckpoint(t *testing.T) {
 				tn.Ready(), tn.Snapshot().ProductCount(), s.r.Ready())
 		}
 	})
-	t.Run("platform log changes without a head apply at checkpoint", func(t *testing.T) {
+	t.Run("platform log changes wait for their head", func(t *testing.T) {
 		s := newSite(t, replica.Config{})
 		s.bootstrap("e")
 		reg := s.register(tenantEntry("newco", 0, schema.TenantActive))
 		feed(s.r, body(reg))
-		if s.r.TenantBySlug("newco") != nil {
-			t.Fatalf("a buffered registry entry resolves before the checkpoint")
-		}
 		s.r.Checkpoint()
+		if s.r.TenantBySlug("newco") != nil {
+			t.Fatalf("a registry entry whose batch is in flight resolves after a checkpoint")
+		}
+		feed(s.r, reg[len(reg)-1:])
 		if s.r.TenantBySlug("newco") == nil {
-			t.Fatalf("a buffered registry entry does not resolve after the checkpoint")
+			t.Fatalf("a registry entry does not resolve after its head")
 		}
 	})
 }

@@ -122,14 +122,20 @@ func TestBudgetShedTenantTracksVersionsNotChanges(t *testing.T) {
 		t.Fatal("a shed tenant's counters moved without a change to its cached bodies")
 	}
 
-	// A checkpoint past the last head (a relay without digests): the version follows what was
-	// delivered.
+	// A checkpoint with a batch in flight claims nothing past the last head; the batch's head
+	// does.
+	v := b.Version()
 	tx = w.begin()
 	tx.putProduct(nil, product(901, "p-901", t0))
-	feed(r, body(tx.commit()))
+	batch := tx.commit()
+	feed(r, body(batch))
 	r.Checkpoint()
+	if b.Version() != v {
+		t.Fatalf("b at version %d after a checkpoint with a batch in flight, want %d", b.Version(), v)
+	}
+	feed(r, batch[len(batch)-1:])
 	if b.Version() != w.version {
-		t.Fatalf("b at version %d after a checkpoint, want %d", b.Version(), w.version)
+		t.Fatalf("b at version %d after the batch's head, want %d", b.Version(), w.version)
 	}
 }
 

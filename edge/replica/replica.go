@@ -295,13 +295,20 @@ func (r *Replica) Change(c *schema.Change) {
 	r.updateReady(g)
 }
 
-// Checkpoint applies every buffered change of every log that had its first checkpoint
-// (feed.Sink). Logs still without a head keep buffering: their first checkpoint is their head.
+// Checkpoint applies the buffered changes of every log that had its first checkpoint
+// (feed.Sink), unless a batch of the log is in flight: a change above the log's latest head is
+// part of a batch whose head has not arrived, and the log waits for that head. JetStream stores
+// an atomic batch message by message, and a consumer between two of them is told nothing is
+// pending; applying there would show part of a transaction. Logs still without a head keep
+// buffering: their first checkpoint is their head.
 func (r *Replica) Checkpoint() {
 	g := r.target()
 	for _, t := range g.tenants {
 		if !t.ready.Load() || (len(t.pending) == 0 && t.seen.Load() <= t.version.Load()) {
 			continue
+		}
+		if t.seen.Load() > t.expectAt {
+			continue // a batch in flight: its head applies it
 		}
 		// Everything published has been delivered: a tenant whose state is at its head's version
 		// and still disagrees with the head's digest does not hold what the stream says it

@@ -208,18 +208,23 @@ func TestWaitFor(t *testing.T) {
 			t.Fatalf("WaitFor returned true but the snapshot lacks the batch")
 		}
 	})
-	t.Run("a checkpoint advances the version", func(t *testing.T) {
+	t.Run("a checkpoint does not advance the version past the last head", func(t *testing.T) {
 		s := newSite(t, replica.Config{})
 		tn := s.bootstrap("e")
 		w := s.log("shop")
 		tx := w.begin()
 		tx.putProduct(nil, product(13, "delta", t0))
-		feed(s.r, body(tx.commit()))
+		batch := tx.commit()
+		feed(s.r, body(batch))
+		s.r.Checkpoint()
+		if tn.WaitFor(w.version, 20*time.Millisecond) {
+			t.Fatalf("WaitFor(%d) = true with the batch in flight", w.version)
+		}
 		done := make(chan bool, 1)
 		go func() { done <- tn.WaitFor(w.version, 10*time.Second) }()
-		s.r.Checkpoint()
+		feed(s.r, batch[len(batch)-1:])
 		if got := <-done; !got {
-			t.Fatalf("WaitFor(%d) = false after Checkpoint, want true", w.version)
+			t.Fatalf("WaitFor(%d) = false after the head, want true", w.version)
 		}
 	})
 	t.Run("times out", func(t *testing.T) {
