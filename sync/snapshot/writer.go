@@ -265,6 +265,7 @@ func (w *Writer) writeShard(ctx context.Context, obs jetstream.ObjectStore, st j
 		extra(&h)
 	}
 	var set *recordSet
+	var moved map[string]bool // logs with a message since prev (incremental passes)
 	if incremental {
 		// The messages after the previous snapshot first: with none, the previous snapshot
 		// stays (not even decoded).
@@ -285,9 +286,13 @@ func (w *Writer) writeShard(ctx context.Context, obs jetstream.ObjectStore, st j
 		if err := prev.Records(func(r Record) error { set.add(r); return nil }); err != nil {
 			incremental = false
 		} else {
+			moved = map[string]bool{}
 			for _, r := range news.recs {
 				if r.Subject != "" {
 					set.add(r)
+					if log, _, _, ok := subjectParts(r.Subject); ok {
+						moved[log] = true
+					}
 				}
 			}
 		}
@@ -305,7 +310,7 @@ func (w *Writer) writeShard(ctx context.Context, obs jetstream.ObjectStore, st j
 	kept := 0
 	if w.cfg.Annexes != nil && extra == nil {
 		var err error
-		annexes, kept, err = w.annexes(ctx, reg, shard, prev, incremental, h.Heads, recs)
+		annexes, kept, err = w.annexes(ctx, reg, shard, prev, incremental, moved, recs)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -339,29 +344,20 @@ func (w *Writer) writeShard(ctx context.Context, obs jetstream.ObjectStore, st j
 	return nil
 }
 
-// annexes returns the annexes of a shard snapshot of recs with heads: those of prev (this
-// writer's previous snapshot of the shard, when incremental) whose log's head has not moved
-// while the registry has not either, and the ones WriterConfig.Annexes makes from the records
-// of the other logs; sorted by kind and log. kept is how many come from prev.
-func (w *Writer) annexes(ctx context.Context, reg *annexRegistry, shard string, prev *Snapshot, incremental bool, heads []Head, recs []Record) (out []feed.Annex, kept int, err error) {
+// annexes returns the annexes of a shard snapshot of recs: those of prev (this writer's previous
+// snapshot of the shard, when incremental) whose log has no message since prev (moved) while
+// the registry has not moved either, and the ones WriterConfig.Annexes makes from the records of
+// the other logs; sorted by kind and log. kept is how many come from prev. A log's head alone
+// does not tell: a pass can end between the messages of a batch (JetStream stores one message
+// at a time), and the batch's first messages replace states the head's version had without
+// moving the head.
+func (w *Writer) annexes(ctx context.Context, reg *annexRegistry, shard string, prev *Snapshot, incremental bool, moved map[string]bool, recs []Record) (out []feed.Annex, kept int, err error) {
 	keep := map[string]bool{} // logs whose annexes stay
 	if incremental && reg.same && prev != nil && len(w.prev[ObjectName(shard)]) > 0 {
 		pa, _ := prev.Annexes()
-		had := map[string]bool{}
 		for _, a := range pa {
-			had[a.Log] = true
-		}
-		before := map[string]int64{}
-		for _, hd := range prev.Header().Heads {
-			before[hd.Log] = hd.Version
-		}
-		for _, hd := range heads {
-			if v, ok := before[hd.Log]; ok && v == hd.Version && had[hd.Log] {
-				keep[hd.Log] = true
-			}
-		}
-		for _, a := range pa {
-			if keep[a.Log] {
+			if !moved[a.Log] {
+				keep[a.Log] = true
 				out = append(out, a) // Encode copies it before prev's bytes are let go
 			}
 		}
