@@ -318,20 +318,16 @@ func (f *forwarder) watch(ctx context.Context, log *slog.Logger) {
 		switch {
 		case err == nil:
 			failed = 0
-			if f.down.CompareAndSwap(true, false) {
+			if f.down.Load() {
+				f.verdict(true)
 				log.Info("origin reachable again (health check)")
-				if f.onReachable != nil {
-					f.onReachable(true)
-				}
 			}
 		default:
 			failed++
-			if failed >= f.checkFailures && f.down.CompareAndSwap(false, true) {
+			if failed >= f.checkFailures && !f.down.Load() {
+				f.verdict(false)
 				log.Warn("origin unreachable (health check): forwarded requests fail at once until it answers",
 					"failed_probes", failed, "err", err)
-				if f.onReachable != nil {
-					f.onReachable(false)
-				}
 			}
 		}
 		select {
@@ -341,6 +337,16 @@ func (f *forwarder) watch(ctx context.Context, log *slog.Logger) {
 		case <-f.wake:
 		}
 	}
+}
+
+// verdict reports a change of the health check's verdict to onReachable, then makes it take
+// effect: whoever sees its effect (a request refused at once, the reachability gauge) sees it
+// counted. Only watch changes the verdict.
+func (f *forwarder) verdict(reachable bool) {
+	if f.onReachable != nil {
+		f.onReachable(reachable)
+	}
+	f.down.Store(!reachable)
 }
 
 // probe asks the origin's /healthz once. Any answer counts as reachable, whatever its status:
