@@ -281,7 +281,9 @@ func (s *system) startOrigin() *component {
 	if cfg.Media.Blobs == nil {
 		cfg.Media.Blobs = s.mediaStore()
 	}
-	js, err := jetstream.New(nc)
+	// A minute per API call, not the library's five seconds: the embedded server's file store
+	// stalls for seconds under a cold -race build of the whole suite.
+	js, err := jetstream.New(nc, jetstream.WithDefaultTimeout(time.Minute))
 	if err != nil {
 		s.t.Fatal(err)
 	}
