@@ -144,7 +144,7 @@ func newSystem(t *testing.T, opt systemOptions) *system {
 	s := &system{t: t, ns: natstest.Run(t), workAckWait: opt.workAckWait, key: []byte("0123456789abcdef0123456789abcdef"), edgeSecret: "test-edge-secret-0123456789abcdef", log: testLogger(t)}
 	s.fc = feed.Config{DedupWindow: opt.dedup}.WithDefaults()
 	s.wakeConn = s.ns.Connect(t)
-	s.dsn = storetest.NewDatabase(t)
+	s.dsn = storetest.NewMigratedDatabase(t)
 	s.openDB()
 	return s
 }

@@ -1,6 +1,7 @@
 // Package storetest gives tests a fresh, migrated database on the PostgreSQL server named by
 // VITRINE_TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres): a new
-// database per call, dropped when the test ends. Only tests import it.
+// database per call, dropped when the test ends, copied from a template the server keeps
+// migrated (one per set of migrations). Only tests import it.
 //
 // When VITRINE_SQL_RECORD names a directory, the URLs it returns ask the store to record every
 // distinct SQL text it executes there (store.RecordSQLParam); make test then parses each one
@@ -37,6 +38,21 @@ func ServerURL() string {
 // NewDatabase creates an empty database and returns its URL. It is dropped when t ends.
 func NewDatabase(t testing.TB) string {
 	t.Helper()
+	return newDatabase(t, "")
+}
+
+// NewMigratedDatabase creates a database with every migration applied, as a copy of the server's
+// migrated template (template.go), and returns its URL. It has no cluster epoch yet: the
+// store's Migrate, which finds every file applied, writes the database's own. It is dropped
+// when t ends.
+func NewMigratedDatabase(t testing.TB) string {
+	t.Helper()
+	return newDatabase(t, migratedTemplate(t))
+}
+
+// newDatabase creates a database, a copy of template when not "", and returns its URL.
+func newDatabase(t testing.TB, template string) string {
+	t.Helper()
 	ctx := context.Background()
 	admin, err := pgx.Connect(ctx, ServerURL())
 	if err != nil {
@@ -45,7 +61,11 @@ func NewDatabase(t testing.TB) string {
 	var b [6]byte
 	rand.Read(b[:])
 	name := "vitrine_test_" + hex.EncodeToString(b[:])
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+	create := "CREATE DATABASE " + name
+	if template != "" {
+		create += " TEMPLATE " + template
+	}
+	if _, err := admin.Exec(ctx, create); err != nil {
 		admin.Close(ctx)
 		t.Fatalf("storetest: create database: %v", err)
 	}
@@ -76,10 +96,10 @@ func NewDatabase(t testing.TB) string {
 	return u.String()
 }
 
-// Open returns a migrated store on a fresh database.
+// Open returns a migrated store on a fresh database (NewMigratedDatabase).
 func Open(t testing.TB, cfg store.Config) (*store.DB, string) {
 	t.Helper()
-	dsn := NewDatabase(t)
+	dsn := NewMigratedDatabase(t)
 	db, err := store.Open(context.Background(), dsn, cfg)
 	if err != nil {
 		t.Fatal(err)
