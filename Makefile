@@ -19,7 +19,7 @@ check-go:
 
 # -buildvcs=auto: stamp the git revision that `vitrine version` prints, even where GOFLAGS turns it off.
 build: check-go
-	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/vitrine
+	$(GO) build -trimpath -buildvcs=auto -o $(BIN) ./cmd/vitrine
 
 run: build
 	@url="$$(./deploy/local/ensure-postgres.sh)" && DATABASE_URL="$$url" exec ./$(BIN) dev
@@ -44,18 +44,19 @@ fmt-check: check-go
 	if [ -n "$$out" ]; then echo "gofmt would change:" $$out >&2; exit 1; fi
 
 vet: check-go
-	$(GO) vet $(PKGS)
+	$(GO) vet -trimpath $(PKGS)
 
 # Tests create one fresh database per test on the server they are given, and drop it after.
 # The browser test needs Chromium and playwright-core, the Stripe adapter's test stripe-mock (in
 # ./bin): installed first, and required (not skipped).
 # Every distinct SQL statement the store executes is recorded (VITRINE_SQL_RECORD) and, last,
 # parsed with CockroachDB's grammar by origin/store/crdbcheck, which runs without -race (its
-# parser is large; go vet has compiled it already).
+# parser is large; go vet, with the same flags, has compiled it already).
 # deploy/fleet's end-to-end test runs the binary just built (VITRINE_FLEET_BINARY) in network
 # namespaces.
-# -trimpath: compiled packages do not depend on where the checkout lies, so a checkout elsewhere on
-# the same machine (CI's) reuses the build cache instead of compiling every package again.
+# -trimpath (here, in vet and in build): compiled packages do not depend on where the checkout
+# lies, so a checkout elsewhere on the same machine (CI's) reuses the build cache instead of
+# compiling every package again (go vet without it: 75 s in another directory, 3 s with it).
 test: fmt-check vet build
 	@./deploy/local/ensure-browser.sh
 	@stripemock="$$(./deploy/local/ensure-stripe-mock.sh)" || exit 1; \
