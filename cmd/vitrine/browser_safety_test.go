@@ -114,6 +114,7 @@ func TestBrowserJSONP(t *testing.T) {
 // every other client — no Origin and no Sec-Fetch-Site, the store's own origin, a preflighted
 // JSON request — keeps working.
 func TestBrowserCrossSiteWrites(t *testing.T) {
+	t.Parallel()
 	c := browserSite(t)
 	editor := c.auth[schema.RoleEditor]
 	const evil = "https://evil.example"

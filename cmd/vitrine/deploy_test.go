@@ -1133,6 +1133,7 @@ func kustomizations(t *testing.T) []string {
 // Each kustomization builds (kubectl kustomize) and what it builds is consistent with the
 // binary and with itself; without kubectl, the manifests as written are checked alone.
 func TestKubernetesMatchesBinary(t *testing.T) {
+	t.Parallel()
 	c := vitrineCLI(t)
 	confVars := natsConfVars(t)
 	kubectl, err := exec.LookPath("kubectl")

@@ -127,6 +127,9 @@ func imageQueries(docs []*search.Doc, seed uint64) ([]search.Query, []string) {
 func TestImageRoundTrip(t *testing.T) {
 	for _, c := range imageCorpora(testing.Short()) {
 		for _, o := range imageOptions {
+			if len(c.docs) > 10_000 && o != (search.Options{}) {
+				continue // the large catalog with the default options only: 4 s each under -race
+			}
 			t.Run(fmt.Sprintf("%s/fuzzy%d", c.name, o.FuzzyMinLen), func(t *testing.T) {
 				built := search.BuildWithOptions(c.docs, o)
 				img, err := built.AppendImage([]byte("prefix"))
