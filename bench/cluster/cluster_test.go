@@ -20,15 +20,16 @@ import (
 	"vitrine/origin/store/storetest"
 )
 
-// buildVitrine builds the vitrine binary the clusters run (from the build cache when unchanged),
-// or returns $VITRINE_BENCH_BINARY when set.
+// buildVitrine builds the vitrine binary the clusters run (from the build cache when unchanged;
+// -trimpath, so a checkout elsewhere shares it), or returns $VITRINE_BENCH_BINARY when set (make
+// test sets it to the binary it built).
 func buildVitrine(t *testing.T) string {
 	t.Helper()
 	if bin := os.Getenv("VITRINE_BENCH_BINARY"); bin != "" {
 		return bin
 	}
 	bin := filepath.Join(t.TempDir(), "vitrine")
-	out, err := exec.Command("go", "build", "-o", bin, "vitrine/cmd/vitrine").CombinedOutput()
+	out, err := exec.Command("go", "build", "-trimpath", "-o", bin, "vitrine/cmd/vitrine").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
