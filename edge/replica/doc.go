@@ -16,8 +16,11 @@
 // first apply reaches: the same index either way, at a fraction of the build's cost.
 //
 // Changes are buffered per log and applied at checkpoints: the log's head marker, and the
-// follower's "nothing pending" checkpoint. The relay ends every atomic batch of whole
-// transactions with the head, so a Snapshot never shows part of a transaction. A tenant is
+// follower's "nothing pending" checkpoint for states the latest head already covers. The relay
+// ends every atomic batch of whole transactions with the head, and a change above the latest
+// head waits for its own (nats-server stores a batch one message at a time, and tells a consumer
+// between two of them that nothing is pending), so a Snapshot never shows part of a
+// transaction. A tenant is
 // served only once its log has had a head (its first checkpoint); until then it answers
 // not-ready.
 //
