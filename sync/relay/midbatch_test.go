@@ -100,6 +100,9 @@ func TestNoPartOfATransactionAtCheckpoints(t *testing.T) {
 		tt := sink.TenantBySlug("shop")
 		return tt != nil && tt.Version() >= last
 	})
+	if sink.checked.Load() < writes {
+		t.Fatalf("only %d checks for %d writes: the test saw too little to tell", sink.checked.Load(), writes)
+	}
 	if n := sink.torn.Load(); n != 0 {
 		t.Fatalf("the replica showed part of a transaction %d times in %d checks (%d checkpoints)", n, sink.checked.Load(), sink.checkpoints.Load())
 	}
