@@ -91,7 +91,7 @@ func (c *Cluster) RegisterTenant(ctx context.Context, slug string, shard int) (*
 	return &Tenant{Tenant: tn, Host: slug + ".localhost"}, nil
 }
 
-// PublishClone publishes, directly to the state stream in the relay's encoding (atomic batches of
+// PublishClone publishes, directly to the state stream in the relay's encoding (publishes of
 // whole transactions, each ending with the log's head marker, fenced on the head), a catalog of
 // the given number of products for a tenant registered with RegisterTenant: the template's
 // categories, currencies and posts once, then its products and their variants copied as many
@@ -195,7 +195,7 @@ func (c *Cluster) PublishClone(ctx context.Context, t *Tenant, tpl *Catalog, pro
 		version = first + int64(len(txn)) - 1
 		head := schema.Change{Schema: schema.ChangeSchemaVersion, Log: t.Slug, Kind: schema.KindHead, ID: schema.HeadID, Vis: schema.Pub, Version: version}
 		msgs = append(msgs, feed.Message{Subject: headSubject, Body: head.Encode(), MsgID: epoch + ":" + t.Slug + ":head:" + strconv.FormatInt(version, 10)})
-		seq, err := feed.PublishBatch(ctx, nc, js, epoch, msgs, headSubject, fence)
+		seq, err := feed.Publish(ctx, js, epoch, msgs, headSubject, fence)
 		if err != nil {
 			return fmt.Errorf("cluster: publish %s: %w", t.Slug, err)
 		}

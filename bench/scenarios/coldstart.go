@@ -124,7 +124,7 @@ type ColdEdgeRun struct {
 
 const coldMethod = "A template tenant is seeded through the database (origin/seed, the relay publishing it); every other catalog " +
 	"is built from its public products and variants, copied with shifted ids and suffixed slugs and SKUs (same texts), and " +
-	"published directly to the state stream in the relay's encoding: atomic batches of whole transactions of at most 900 " +
+	"published directly to the state stream in the relay's encoding: publishes of whole transactions of at most 900 " +
 	"changes, each ending with the log's head marker and fenced on it, as the relay does (going through the database " +
 	"runs at ~1,200 entities/s here, too slow for a million). Tenants are registered in the database, so the registry " +
 	"reaches edges through the relay as usual. The other tenants are published first and the measured ones last, so an " +

@@ -88,9 +88,9 @@ type FreshnessResult struct {
 	// WriteCPUByProcess is, per process, the CPU milliseconds per acknowledged write above the
 	// quiet window's rate: what the writes cost, with the reads' cost taken out.
 	WriteCPUByProcess map[string]float64 `json:"write_cpu_ms_by_process"`
-	// RelayBatches and RelayPublished are the atomic batches the relay committed during the
-	// window and the changes they carried (its metrics): every batch costs NATS a staging store
-	// of its own and the relay a settling transaction, however few changes it carries.
+	// RelayBatches and RelayPublished are the publishes the relay completed during the window
+	// and the changes they carried (its metrics): every publish costs the relay a settling
+	// transaction and NATS a head, however few changes it carries.
 	RelayBatches   float64        `json:"relay_batches"`
 	RelayPublished float64        `json:"relay_published"`
 	Method         string         `json:"method"`
@@ -257,8 +257,8 @@ func runFreshness(ctx context.Context, env bench.Env) (_ report.Section, err err
 		strconv.FormatFloat(total/res.CPU.Wall, 'f', 2, 64), strconv.FormatFloat(1000*total/float64(acked), 'f', 2, 64),
 		strconv.FormatFloat(quiet/res.QuietSeconds, 'f', 2, 64), strconv.FormatFloat(above, 'f', 2, 64)})
 	sec.Summary = append(sec.Summary, fmt.Sprintf("Server CPU per acknowledged write: %.2f ms in all, %.2f ms above what the same read load "+
-		"cost with nothing written (%.0f s of reads alone before the window) — target ≤ 1 ms. The relay committed %.0f atomic batches "+
-		"carrying %.0f changes (%.2f per batch).", 1000*total/float64(acked), above, res.QuietSeconds,
+		"cost with nothing written (%.0f s of reads alone before the window) — target ≤ 1 ms. The relay completed %.0f publishes "+
+		"carrying %.0f changes (%.2f per publish).", 1000*total/float64(acked), above, res.QuietSeconds,
 		res.RelayBatches, res.RelayPublished, res.RelayPublished/max(1, res.RelayBatches)))
 	sec.Tables = []report.Table{table, ackTable, readTable, cpuTable}
 	sec.Plots = []report.Plot{plot}

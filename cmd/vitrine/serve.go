@@ -332,7 +332,7 @@ func runRelay(ctx context.Context, args []string) error {
 	ops := f.String("ops-addr", "VITRINE_OPS_ADDR", "127.0.0.1:9092", "address of /metrics, /healthz, /readyz (off to disable)")
 	leaseTTL := f.Duration("lease-ttl", "VITRINE_RELAY_LEASE_TTL", 0, "relay lease duration (default 2s: a standby takes over within it)")
 	poll := f.Duration("poll", "VITRINE_RELAY_POLL", 0, "outbox poll interval when nothing wakes the relay (default 50ms)")
-	linger := f.Duration("linger", "VITRINE_RELAY_LINGER", 0, "least time between two publishing rounds of a busy relay, so that writes share atomic batches (0: publish each round at once; see the README)")
+	linger := f.Duration("linger", "VITRINE_RELAY_LINGER", 0, "least time between two publishing rounds of a busy relay, so that writes share publishes (0: publish each round at once; see the README)")
 	dedup := f.Duration("dedup-window", "VITRINE_DEDUP_WINDOW", 0, "state stream duplicate window (default 2m)")
 	snapFlags := f.snapshotFlags()
 	changeSchema := f.Int("change-schema", "VITRINE_CHANGE_SCHEMA", schema.ChangeSchemaVersion,

@@ -230,8 +230,9 @@ func TestConcurrentReadersSeeWholeBatches(t *testing.T) {
 
 func TestCheckpoint(t *testing.T) {
 	t.Run("keeps a batch in flight buffered until its head", func(t *testing.T) {
-		// JetStream stores an atomic batch message by message, and a consumer reading between two
-		// of them is told nothing is pending: the follower checkpoints there.
+		// The relay's changes reach the stream one message at a time before their head, and a
+		// consumer reading between two of them is told nothing is pending: the follower
+		// checkpoints there.
 		s := newSite(t, replica.Config{})
 		tn := s.bootstrap("e")
 		w := s.log("shop")

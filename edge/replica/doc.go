@@ -17,10 +17,9 @@
 //
 // Changes are buffered per log and applied at checkpoints: the log's head marker, and the
 // follower's "nothing pending" checkpoint for states the latest head already covers. The relay
-// ends every atomic batch of whole transactions with the head, and a change above the latest
-// head waits for its own (nats-server stores a batch one message at a time, and tells a consumer
-// between two of them that nothing is pending), so a Snapshot never shows part of a
-// transaction. A tenant is
+// ends every publish of whole transactions with the head, sent after the changes it covers, and
+// a change above the latest head waits for its own (a consumer between two messages of a
+// publish is told that nothing is pending), so a Snapshot never shows part of a transaction. A tenant is
 // served only once its log has had a head (its first checkpoint); until then it answers
 // not-ready.
 //

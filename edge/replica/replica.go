@@ -296,10 +296,11 @@ func (r *Replica) Change(c *schema.Change) {
 }
 
 // Checkpoint applies the buffered changes of every log that had its first checkpoint
-// (feed.Sink), unless a batch of the log is in flight: a change above the log's latest head is
-// part of a batch whose head has not arrived, and the log waits for that head. JetStream stores
-// an atomic batch message by message, and a consumer between two of them is told nothing is
-// pending; applying there would show part of a transaction. Logs still without a head keep
+// (feed.Sink), unless a publish of the log is in flight: a change above the log's latest head is
+// part of a publish whose head has not arrived, and the log waits for that head. The relay sends
+// a head only after the changes it covers, and a consumer between two of them is told nothing is
+// pending; applying there would show part of a transaction. (A publish that failed part-way
+// leaves its changes above the head until the retry's head covers them.) Logs still without a head keep
 // buffering: their first checkpoint is their head.
 func (r *Replica) Checkpoint() {
 	g := r.target()

@@ -171,7 +171,7 @@ func (h *queueHold) releaseAll() {
 // origin's replicated writes of one store) and holds it runs, after its own work and before its
 // COMMIT, the writes that joined the queue meanwhile, each from a savepoint, in the order they
 // came: one transaction, one version bump of the log, one outbox insert, one COMMIT, and for
-// the relay one round and one atomic batch, for up to 1+DefaultGroupWrites writes. The writes
+// the relay one round and one publish, for up to 1+DefaultGroupWrites writes. The writes
 // run one after the other in one serializable transaction, so their outcome is that of running
 // them serially in that order. Each keeps its own answer:
 //

@@ -1,5 +1,5 @@
 // Package feed is the replication stream as both of its ends see it: the JetStream stream
-// configuration, the subject layout, the atomic batch publish the relay uses, and the Follower
+// configuration, the subject layout, the fenced publish the relay uses, and the Follower
 // that bootstraps a replica from the stream and keeps it current.
 //
 // # Subjects
@@ -13,11 +13,14 @@
 //
 // # Publishing
 //
-// The relay publishes a log's changes in version order as JetStream atomic batches of whole
-// transactions, each ending with the log's head marker. The first message of a batch carries
-// Nats-Expected-Last-Subject-Sequence for the head subject: a publisher that does not know the
-// current head (a zombie that lost its lease) has its whole batch refused, so the stream never
-// holds a duplicate, a rolled-back subject or an out-of-order log.
+// The relay publishes a log's changes in version order, whole transactions at a time, each
+// publish ending with the log's head marker (Publish). Every message carries
+// Nats-Expected-Last-Subject-Sequence for the head subject, so a publisher that does not know the
+// current head (a zombie that lost its lease) has everything refused from the moment the head
+// moved, and the head is sent only once everything before it was stored. A publish that fails
+// part-way leaves changes above the head; readers hold such changes until a head covers them, and
+// the retry sends them again under the same Nats-Msg-Ids. (Atomic batches, used before, cost
+// nats-server a file store per batch and never isolated consumers from a batch being stored.)
 //
 // # Following
 //

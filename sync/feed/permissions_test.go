@@ -160,7 +160,7 @@ func TestShippedNATSPermissions(t *testing.T) {
 		t.Fatalf("relay creates the event stream: %v", err)
 	}
 	msgs := []feed.Message{change("shop", schema.Pub, "1", 1), change("shop", schema.Priv, "2", 2), head("shop", 2)}
-	if _, err := feed.PublishBatch(ctx, relayNC, relayJS, "epoch-1", msgs, cfg.HeadSubject(0, "shop"), 0); err != nil {
+	if _, err := feed.Publish(ctx, relayJS, "epoch-1", msgs, cfg.HeadSubject(0, "shop"), 0); err != nil {
 		t.Fatalf("relay publishes: %v", err)
 	}
 
@@ -512,7 +512,7 @@ func TestShippedNATSPermissionsSnapshots(t *testing.T) {
 		if m, err := st.GetLastMsgForSubject(ctx, cfg.HeadSubject(0, "shop")); err == nil {
 			fence = m.Sequence
 		}
-		if _, err := feed.PublishBatch(ctx, relayNC, relayJS, "epoch-1", msgs, cfg.HeadSubject(0, "shop"), fence); err != nil {
+		if _, err := feed.Publish(ctx, relayJS, "epoch-1", msgs, cfg.HeadSubject(0, "shop"), fence); err != nil {
 			t.Fatalf("relay publishes: %v", err)
 		}
 	}

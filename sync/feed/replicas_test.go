@@ -16,7 +16,7 @@ import (
 // deploy/kubernetes do: with Replicas 3 the state and event streams are created with three
 // copies, an R1 state stream is scaled to R3 in place (same epoch, creation time and messages: no
 // edge bootstraps again), and with the state stream's leader shut down the stream still takes a
-// batch and serves every message.
+// publish and serves every message.
 func TestReplicatedStreams(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -70,7 +70,7 @@ func TestReplicatedStreams(t *testing.T) {
 		for i := range 5 {
 			msgs = append(msgs, feed.Message{Subject: old.Subject(0, "t1", fmt.Sprintf("pub.product.%d", i)), Body: []byte{byte(i)}})
 		}
-		last, err := feed.PublishBatch(ctx, nc, js, epoch, msgs, msgs[0].Subject, 0)
+		last, err := feed.Publish(ctx, js, epoch, msgs, old.HeadSubject(0, "t1"), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +97,7 @@ func TestReplicatedStreams(t *testing.T) {
 	t.Run("leader lost", func(t *testing.T) {
 		info := natstest.WaitReplicated(t, js, fc.Stream, 3)
 		first := []feed.Message{{Subject: fc.Subject(0, "t1", "pub.product.1"), Body: []byte("before")}}
-		if _, err := feed.PublishBatch(ctx, nc, js, epoch, first, first[0].Subject, 0); err != nil {
+		if _, err := feed.Publish(ctx, js, epoch, first, fc.HeadSubject(0, "t1"), 0); err != nil {
 			t.Fatal(err)
 		}
 		leader := cl.Node(info.Cluster.Leader)
@@ -105,12 +105,12 @@ func TestReplicatedStreams(t *testing.T) {
 			t.Fatalf("no node named %q", info.Cluster.Leader)
 		}
 		leader.Stop()
-		// A new leader is elected among the two others: retry the batch until it is taken.
+		// A new leader is elected among the two others: retry the publish until it is taken.
 		second := []feed.Message{{Subject: fc.Subject(0, "t1", "pub.product.2"), Body: []byte("after")}}
 		deadline := time.Now().Add(15 * time.Second)
 		for {
 			pctx, pcancel := context.WithTimeout(ctx, time.Second)
-			_, err := feed.PublishBatch(pctx, nc, js, epoch, second, second[0].Subject, 0)
+			_, err := feed.Publish(pctx, js, epoch, second, fc.HeadSubject(0, "t1"), 0)
 			pcancel()
 			if err == nil {
 				break

@@ -160,8 +160,10 @@ const (
 	HeaderEventCreated = "Vitrine-Event-Created"
 )
 
-// MinServerVersion is the oldest nats-server with what the design needs: atomic batch publish
-// (2.12) and per-message TTL (2.11). Debian's 2.9.10 is refused.
+// MinServerVersion is the oldest nats-server with what the design needs: per-message TTL and
+// the head-subject fence (Nats-Expected-Last-Subject-Sequence-Subject, 2.11), and streams that
+// allow atomic publish (2.12), which relays of releases before feed.Publish use during an
+// upgrade. Debian's 2.9.10 is refused.
 const MinServerVersion = "2.12.0"
 
 // CheckServer refuses a connection to a nats-server older than MinServerVersion.

@@ -112,7 +112,7 @@ func TestFollowerSkipsNewerSchema(t *testing.T) {
 			if _, err := feed.EnsureStream(ctx, js, cfg, "epoch-1"); err != nil {
 				t.Fatal(err)
 			}
-			seq, err := feed.PublishBatch(ctx, nc, js, "epoch-1", []feed.Message{change("shop", schema.Pub, "1", 1), head("shop", 1)}, cfg.HeadSubject(0, "shop"), 0)
+			seq, err := feed.Publish(ctx, js, "epoch-1", []feed.Message{change("shop", schema.Pub, "1", 1), head("shop", 1)}, cfg.HeadSubject(0, "shop"), 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -128,7 +128,7 @@ func TestFollowerSkipsNewerSchema(t *testing.T) {
 			t.Cleanup(func() { cancel(); <-done })
 			waitFor(t, "the first change", func() bool { return rec.version("shop/pub.product.1") == 1 })
 
-			if _, err := feed.PublishBatch(ctx, nc, js, "epoch-1", tc.batch(t), cfg.HeadSubject(0, "shop"), seq); err != nil {
+			if _, err := feed.Publish(ctx, js, "epoch-1", tc.batch(t), cfg.HeadSubject(0, "shop"), seq); err != nil {
 				t.Fatal(err)
 			}
 			waitFor(t, "the batch to be handled", func() bool {

@@ -214,7 +214,7 @@ func (tp *topology) publish(t *testing.T, epoch, tenant string, v int64) {
 	if m, err := st.GetLastMsgForSubject(ctx, tp.cfg.HeadSubject(0, tenant)); err == nil {
 		fence = m.Sequence
 	}
-	if _, err := feed.PublishBatch(ctx, tp.hubNC, tp.hubJS, epoch, msgs, tp.cfg.HeadSubject(0, tenant), fence); err != nil {
+	if _, err := feed.Publish(ctx, tp.hubJS, epoch, msgs, tp.cfg.HeadSubject(0, tenant), fence); err != nil {
 		t.Fatalf("publish: %v", err)
 	}
 	reg := schema.NewChange(schema.PlatformLog, schema.KindTenant, tenant, schema.Pub, map[string]any{"slug": tenant, "v": v})
@@ -224,7 +224,7 @@ func (tp *topology) publish(t *testing.T, epoch, tenant string, v int64) {
 	if m, err := st.GetLastMsgForSubject(ctx, tp.cfg.HeadSubject(0, schema.PlatformLog)); err == nil {
 		rfence = m.Sequence
 	}
-	if _, err := feed.PublishBatch(ctx, tp.hubNC, tp.hubJS, epoch, []feed.Message{
+	if _, err := feed.Publish(ctx, tp.hubJS, epoch, []feed.Message{
 		{Subject: tp.cfg.Subject(0, schema.PlatformLog, reg.Key()), Body: reg.Encode()},
 		{Subject: tp.cfg.HeadSubject(0, schema.PlatformLog), Body: rh.Encode()},
 	}, tp.cfg.HeadSubject(0, schema.PlatformLog), rfence); err != nil {

@@ -10,7 +10,7 @@ import (
 )
 
 // With Linger, a write reaching an idle relay is published at once, and the writes committed
-// while a busy relay lingers after a round share the next round's atomic batch; each version
+// while a busy relay lingers after a round share the next round's publish; each version
 // still reaches the replica.
 func TestLingerBatchesABusyRelaysWrites(t *testing.T) {
 	const linger = time.Second // long enough for the five writes below to commit within it under -race

@@ -52,9 +52,9 @@ func (s *pairSink) check() {
 	}
 }
 
-// JetStream stores an atomic batch message by message, and a consumer between two of them is
-// told nothing is pending, so the follower checkpoints in the middle of batches. A replica
-// never shows the part of a transaction it holds there.
+// The relay's changes reach the stream one message at a time before their head, and a consumer
+// between two of them is told nothing is pending, so the follower checkpoints in the middle of a
+// publish. A replica never shows the part of a transaction it holds there.
 func TestNoPartOfATransactionAtCheckpoints(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, relay.Config{})

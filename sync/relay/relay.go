@@ -9,11 +9,13 @@
 // about two seconds after the holder dies; a holder gives it up at once when it stops (Run's end)
 // and when it loses its NATS connection, so that a standby still connected publishes meanwhile. A
 // holder that cannot renew stops publishing a fifth of the lease before it can expire, by its own
-// monotonic clock. For each log with pending rows it publishes whole transactions in version order as one atomic batch ending with the log's head
-// marker, fenced on the head subject's last sequence (see package feed). The relay learns a log's
-// published version from the head in the stream, not from its own memory or the database, so a
-// relay that restarts (or takes over) never republishes what the stream holds and never relies on
-// the dedup window. A log whose head is missing from the stream (a new tenant, or a stream that
+// monotonic clock. For each log with pending rows it publishes whole transactions in version
+// order, ending with the log's head marker, every message fenced on the head subject's last
+// sequence and the head sent only after the rest was stored (feed.Publish). The relay learns a
+// log's published version from the head in the stream, not from its own memory or the database,
+// so a relay that restarts (or takes over) never republishes what a head covers; what a failed
+// publish left above the head is sent again under the same message ids, which the dedup window
+// keeps from being stored twice (and which readers take as the same states if it does not). A log whose head is missing from the stream (a new tenant, or a stream that
 // was recreated) is published from a snapshot of the database first. The event outbox goes to the
 // event stream on a cadence of its own (Config.EventEvery): webhooks need no millisecond latency.
 //
@@ -22,8 +24,8 @@
 //
 // # Invariants
 //
-//   - A log's messages reach the stream in version order, each batch atomically, after the log's
-//     previous batch and before its next one; a fenced publisher writes nothing.
+//   - A log's messages reach the stream in version order, and a head only after every change it
+//     covers; a publisher fenced off (the head moved) writes nothing more.
 //   - Outbox rows are deleted only after the stream acknowledged them, and only by the lease
 //     holder.
 //   - Run returns only when its context ends; every failure is logged and retried.
@@ -94,10 +96,9 @@ type Config struct {
 	ChangeSchema int
 	// Linger spaces the rounds of a busy relay: after a round that published, the next one
 	// begins no sooner than Linger after it began, so that the writes committed meanwhile share
-	// one atomic batch (and one settling transaction) instead of taking a round each. A write
+	// one publish (and one settling transaction) instead of taking a round each. A write
 	// arriving at an idle relay is published at once; under load each waits at most Linger more.
-	// 0 disables it. (nats-server stages every atomic batch of a one-replica file stream in a
-	// file store of its own, created and removed per batch: most of NATS's CPU per write.)
+	// 0 disables it.
 	Linger time.Duration
 	// EventEvery spaces the rounds that read the event outbox (default DefaultEventEvery): a
 	// round publishes events only when the last one that read them began at least EventEvery
@@ -208,9 +209,10 @@ type counters struct {
 type Stats struct {
 	// Published counts change messages written to the state stream (heads excluded).
 	Published uint64
-	// Batches counts atomic batches committed.
+	// Batches counts publishes the stream took whole: a log's changes of a round with their head,
+	// or a part of a snapshot.
 	Batches uint64
-	// Fenced counts batches refused because another publisher moved a log's head.
+	// Fenced counts publishes refused because another publisher moved a log's head.
 	Fenced uint64
 	// Snapshots counts logs published from a database snapshot.
 	Snapshots uint64
@@ -840,20 +842,20 @@ func (r *Relay) encode(c *schema.Change) []byte {
 
 // snapshotID is the Nats-Msg-Id of a snapshot's message: a snapshot republishes states (and a
 // head) at versions the stream may already hold, so its ids name the head sequence it is fenced
-// on, unique to this snapshot, or the dedup window would refuse its atomic batch.
+// on, unique to this snapshot, or the dedup window would drop its messages as duplicates.
 func (r *Relay) snapshotID(l schema.LogRef, fence uint64, what string) string {
 	return r.epoch + ":" + l.Name + ":snap@" + strconv.FormatUint(fence, 10) + ":" + what
 }
 
-// publish commits one batch fenced on the log's head h and returns the stream sequence of its
-// last message (the new head).
+// publish stores msgs fenced on the log's head h and returns the stream sequence of the last
+// message (the new head).
 func (r *Relay) publish(ctx context.Context, l schema.LogRef, msgs []feed.Message, h head) (uint64, error) {
 	r.renewIfDue(ctx)
 	if !r.holds() {
 		r.dropLease("lease expired before publishing")
 		return 0, errLeaseLost
 	}
-	seq, err := feed.PublishBatch(ctx, r.nc, r.js, r.epoch, msgs, r.cfg.Feed.HeadSubject(l.Shard, l.Name), h.seq)
+	seq, err := feed.Publish(ctx, r.js, r.epoch, msgs, r.cfg.Feed.HeadSubject(l.Shard, l.Name), h.seq)
 	if errors.Is(err, feed.ErrFenced) {
 		// Someone else wrote this log: forget what we believed and re-read the stream next time.
 		r.stats.fenced.Add(1)
@@ -896,7 +898,7 @@ func (r *Relay) publishSnapshot(ctx context.Context, l schema.LogRef) error {
 		if !r.holds() {
 			return errLeaseLost
 		}
-		seq, err := feed.PublishBatch(ctx, r.nc, r.js, r.epoch, batch, r.cfg.Feed.HeadSubject(l.Shard, l.Name), fence)
+		seq, err := feed.Publish(ctx, r.js, r.epoch, batch, r.cfg.Feed.HeadSubject(l.Shard, l.Name), fence)
 		if errors.Is(err, feed.ErrFenced) {
 			r.stats.fenced.Add(1)
 			delete(r.heads, l.Name)

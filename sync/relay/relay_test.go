@@ -151,7 +151,7 @@ func TestStaleBatchIsFenced(t *testing.T) {
 	cfg := feed.Config{}.WithDefaults()
 	stale := schema.NewChange("shop", schema.KindProduct, "1", schema.Pub, &schema.Product{ID: 1, Slug: "a", Title: "OLD"})
 	stale.Version, stale.TxnFirst, stale.TxnLast = 1, 1, 1
-	_, err := feed.PublishBatch(ctx, nc, js, r.rep.Epoch(), []feed.Message{{Subject: cfg.Subject(0, "shop", stale.Key()), Body: stale.Encode()}},
+	_, err := feed.Publish(ctx, js, r.rep.Epoch(), []feed.Message{{Subject: cfg.Subject(0, "shop", stale.Key()), Body: stale.Encode()}},
 		cfg.HeadSubject(0, "shop"), 0)
 	if !errors.Is(err, feed.ErrFenced) {
 		t.Fatalf("stale batch: err = %v, want fenced", err)

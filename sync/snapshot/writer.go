@@ -177,7 +177,7 @@ func (w *Writer) writeAll(ctx context.Context) (Result, error) {
 		return res, fmt.Errorf("snapshot: state stream: %w", err)
 	}
 	// One request gives the last sequence and the head subjects at that point: every shard
-	// with a message at or below it has a head there (heads end the atomic batches).
+	// with a message at or below it has a head there (the relay ends every publish with the log's head).
 	info, err := st.Info(ctx, jetstream.WithSubjectFilter(fc.Prefix+".*.*.pub."+string(schema.KindHead)+"."+schema.HeadID))
 	if err != nil {
 		return res, fmt.Errorf("snapshot: state stream info: %w", err)
