@@ -19,7 +19,8 @@ func (c *Cluster) WriteSnapshots(ctx context.Context) (snapshot.Result, error) {
 		return snapshot.Result{}, err
 	}
 	defer nc.Close()
-	w := snapshot.NewWriter(js, snapshot.WriterConfig{Feed: feed.Config{}.WithDefaults(), Annexes: replica.SnapshotAnnexes, Logger: c.log})
+	// Unpaced (CPUShare 1): set-up, with no writes beside it to keep fast.
+	w := snapshot.NewWriter(js, snapshot.WriterConfig{Feed: feed.Config{}.WithDefaults(), Annexes: replica.SnapshotAnnexes, CPUShare: 1, Logger: c.log})
 	res, err := w.WriteAll(ctx)
 	if err != nil {
 		return res, fmt.Errorf("cluster: write snapshots: %w", err)

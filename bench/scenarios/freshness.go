@@ -91,10 +91,15 @@ type FreshnessResult struct {
 	// RelayBatches and RelayPublished are the publishes the relay completed during the window
 	// and the changes they carried (its metrics): every publish costs the relay a settling
 	// transaction and NATS a head, however few changes it carries.
-	RelayBatches   float64        `json:"relay_batches"`
-	RelayPublished float64        `json:"relay_published"`
-	Method         string         `json:"method"`
-	Statuses       map[string]int `json:"write_statuses,omitempty"`
+	RelayBatches   float64 `json:"relay_batches"`
+	RelayPublished float64 `json:"relay_published"`
+	// SnapshotPasses and SnapshotSeconds are the snapshot passes the relay ran during the
+	// window and the time they took (background work beside the writes: paced, see
+	// --snapshot-cpu-percent).
+	SnapshotPasses  float64        `json:"snapshot_passes"`
+	SnapshotSeconds float64        `json:"snapshot_seconds"`
+	Method          string         `json:"method"`
+	Statuses        map[string]int `json:"write_statuses,omitempty"`
 }
 
 // ReadLoad is the read load one edge carried during a measurement.
@@ -168,7 +173,7 @@ func runFreshness(ctx context.Context, env bench.Env) (_ report.Section, err err
 	}
 	quietWall, quietCPU := time.Since(quietStart).Seconds(), cpuByProcessBetween(quietProcStart, processCPU(c.Running()))
 	cpuStart, procStart := readCPU(c.PIDs()), processCPU(c.Running())
-	batchesStart, publishedStart := relayCounters(c)
+	relayStart := relayCounters(c)
 	progress(env, "freshness: %.0f writes/s for %s, %.0f reads/s on each of %d edges", plan.writeRate, plan.duration, plan.readRate, plan.edges)
 	profiled := make(chan error, 1)
 	if env.Profile {
@@ -183,7 +188,7 @@ func runFreshness(ctx context.Context, env bench.Env) (_ report.Section, err err
 		return sec, fmt.Errorf("profiles: %w", err)
 	}
 	cpuEnd, procEnd := readCPU(c.PIDs()), processCPU(c.Running())
-	batchesEnd, publishedEnd := relayCounters(c)
+	relayEnd := relayCounters(c)
 	readWG.Wait()
 	for i, e := range readErrs {
 		if e != nil {
@@ -200,7 +205,8 @@ func runFreshness(ctx context.Context, env bench.Env) (_ report.Section, err err
 		Mismatches: w.mismatches, TargetP99: float64(freshnessTargetP99) / 1e6, Method: freshnessMethod, Statuses: w.statuses,
 		CPU: cpuBetween(cpuStart, cpuEnd), CPUByProcess: cpuByProcessBetween(procStart, procEnd),
 		QuietSeconds: quietWall, QuietCPUByProcess: quietCPU,
-		RelayBatches: batchesEnd - batchesStart, RelayPublished: publishedEnd - publishedStart}
+		RelayBatches: relayEnd.batches - relayStart.batches, RelayPublished: relayEnd.published - relayStart.published,
+		SnapshotPasses: relayEnd.passes - relayStart.passes, SnapshotSeconds: relayEnd.passSeconds - relayStart.passSeconds}
 	p99 := w.overall.ValueAtQuantile(0.99)
 	res.Met = w.overall.Count() > 0 && p99 <= freshnessTargetP99 && w.timeouts == 0 && w.mismatches == 0
 	table := report.Table{Title: "Acknowledgement to visible (ms)", Header: []string{"edge", "writes", "p50", "p90", "p99", "p99.9", "max"}}
@@ -258,26 +264,31 @@ func runFreshness(ctx context.Context, env bench.Env) (_ report.Section, err err
 		strconv.FormatFloat(quiet/res.QuietSeconds, 'f', 2, 64), strconv.FormatFloat(above, 'f', 2, 64)})
 	sec.Summary = append(sec.Summary, fmt.Sprintf("Server CPU per acknowledged write: %.2f ms in all, %.2f ms above what the same read load "+
 		"cost with nothing written (%.0f s of reads alone before the window) — target ≤ 1 ms. The relay completed %.0f publishes "+
-		"carrying %.0f changes (%.2f per publish).", 1000*total/float64(acked), above, res.QuietSeconds,
-		res.RelayBatches, res.RelayPublished, res.RelayPublished/max(1, res.RelayBatches)))
+		"carrying %.0f changes (%.2f per publish), and ran %.0f snapshot passes (%.2f s).", 1000*total/float64(acked), above, res.QuietSeconds,
+		res.RelayBatches, res.RelayPublished, res.RelayPublished/max(1, res.RelayBatches), res.SnapshotPasses, res.SnapshotSeconds))
 	sec.Tables = []report.Table{table, ackTable, readTable, cpuTable}
 	sec.Plots = []report.Plot{plot}
 	sec.Data = res
 	return sec, nil
 }
 
-// relayCounters reads the relay's batches and published changes from its metrics (zeros when
-// they cannot be read).
-func relayCounters(c *cluster.Cluster) (batches, published float64) {
+// relayCount is what relayCounters reads.
+type relayCount struct{ batches, published, passes, passSeconds float64 }
+
+// relayCounters reads the relay's publishes, published changes and snapshot passes from its
+// metrics (zeros when they cannot be read).
+func relayCounters(c *cluster.Cluster) relayCount {
+	var rc relayCount
 	for _, p := range c.Running() {
 		if p.Name != "relay" || p.OpsAddr == "" {
 			continue
 		}
 		if _, body, err := fasthttp.Get(nil, "http://"+p.OpsAddr+"/metrics"); err == nil {
-			batches, published = metricValue(body, "vitrine_relay_batches_total"), metricValue(body, "vitrine_relay_published_total")
+			rc = relayCount{batches: metricValue(body, "vitrine_relay_batches_total"), published: metricValue(body, "vitrine_relay_published_total"),
+				passes: metricValue(body, "vitrine_snapshot_passes_total"), passSeconds: metricValue(body, "vitrine_snapshot_seconds_total")}
 		}
 	}
-	return batches, published
+	return rc
 }
 
 // writeCPU is, per process, the CPU milliseconds per write that the window spent above the quiet

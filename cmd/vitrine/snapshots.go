@@ -18,17 +18,20 @@ import (
 
 // snapshotFlags are the snapshot writer's flags of a process running a relay.
 type snapshotFlags struct {
-	every *time.Duration
-	index *bool
+	every      *time.Duration
+	index      *bool
+	cpuPercent *int
 }
 
-// snapshotFlags declares --snapshot-every and --snapshot-search-index.
+// snapshotFlags declares --snapshot-every, --snapshot-search-index and --snapshot-cpu-percent.
 func (f flags) snapshotFlags() snapshotFlags {
 	return snapshotFlags{
 		every: f.Duration("snapshot-every", "VITRINE_SNAPSHOT_EVERY", time.Minute,
 			"period of the per-shard snapshots of the state stream written to the vitrine-snapshots bucket while this relay holds its lease (also once the first publish burst settles); 0 disables"),
 		index: f.EnvBool("snapshot-search-index", "VITRINE_SNAPSHOT_SEARCH_INDEX", true,
 			"add to each shard's snapshot the search index image of its tenants, so that a new edge loads them instead of indexing (the writer loads each shard into a replica of its own to make them: the shard's edge memory and CPU, for the pass)"),
+		cpuPercent: f.Int("snapshot-cpu-percent", "VITRINE_SNAPSHOT_CPU_PERCENT", int(snapshot.DefaultCPUShare*100),
+			"most of the time a snapshot pass may run, in percent (1-100): it rests between its steps so that the relay's publishing beside it keeps its latency; 100 never rests"),
 	}
 }
 
@@ -43,7 +46,10 @@ func runSnapshots(g *group, ctx context.Context, nc *nats.Conn, fc feed.Config, 
 	if err != nil {
 		return err
 	}
-	wc := snapshot.WriterConfig{Feed: fc, Replicas: fc.Replicas, Logger: log}
+	if p := *sf.cpuPercent; p < 1 || p > 100 {
+		return fmt.Errorf("--snapshot-cpu-percent must be between 1 and 100, not %d", p)
+	}
+	wc := snapshot.WriterConfig{Feed: fc, Replicas: fc.Replicas, CPUShare: float64(*sf.cpuPercent) / 100, Logger: log}
 	if *sf.index {
 		wc.Annexes = replica.SnapshotAnnexes
 	}

@@ -36,7 +36,10 @@ type WriterConfig struct {
 	// since). Each annex names its log. An error is logged and the snapshot written without
 	// annexes: they are an optimisation for readers, never needed.
 	Annexes func(ctx context.Context, registry, shard feed.SnapshotPart) ([]feed.Annex, error)
-	Logger  *slog.Logger
+	// CPUShare is the share of the time a pass may run (default DefaultCPUShare; 1 or more: no
+	// limit): it rests between its steps so that the relay beside it keeps its latency.
+	CPUShare float64
+	Logger   *slog.Logger
 }
 
 // Writer writes the snapshot of every shard of the state stream, and the tenant registry's, to
@@ -54,6 +57,7 @@ type Writer struct {
 	// an annex it wrote of a log whose head has not moved since is still that log's while the
 	// registry has not moved either (the registry gives an image its currency).
 	regSeq uint64
+	pace   *pacer // of the pass running
 	stats  writerStats
 	lastMu sync.Mutex
 	last   Result
@@ -117,6 +121,9 @@ func NewWriter(js jetstream.JetStream, cfg WriterConfig) *Writer {
 	if cfg.ReadTimeout == 0 {
 		cfg.ReadTimeout = 5 * time.Minute
 	}
+	if cfg.CPUShare == 0 {
+		cfg.CPUShare = DefaultCPUShare
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -151,6 +158,7 @@ func (w *Writer) WriteAll(ctx context.Context) (Result, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	t0 := time.Now()
+	w.pace = newPacer(w.cfg.CPUShare)
 	res, err := w.writeAll(ctx)
 	res.Took = time.Since(t0)
 	w.stats.nanos.Add(int64(res.Took))
@@ -195,7 +203,7 @@ func (w *Writer) writeAll(ctx context.Context) (Result, error) {
 	var reg *annexRegistry // the registry, for the annexes
 	if w.cfg.Annexes != nil {
 		set := &recordSet{index: map[string]int{}}
-		if _, err := readStream(ctx, st, platFilter, 0, id.epoch, w.cfg.ReadTimeout, set); err != nil {
+		if _, err := readStream(ctx, st, platFilter, 0, id.epoch, w.cfg.ReadTimeout, set, w.pace); err != nil {
 			return res, fmt.Errorf("snapshot: registry: %w", err)
 		}
 		reg = &annexRegistry{recs: set.live(), seq: set.maxSeq}
@@ -272,7 +280,7 @@ func (w *Writer) writeShard(ctx context.Context, obs jetstream.ObjectStore, st j
 		ph := prev.Header()
 		h.FullAt = ph.FullAt
 		news := &recordSet{index: map[string]int{}}
-		n, err := readStream(ctx, st, filter, ph.Seq+1, id.epoch, w.cfg.ReadTimeout, news)
+		n, err := readStream(ctx, st, filter, ph.Seq+1, id.epoch, w.cfg.ReadTimeout, news, w.pace)
 		if err != nil {
 			return fmt.Errorf("snapshot: shard %s: %w", shard, err)
 		}
@@ -283,7 +291,10 @@ func (w *Writer) writeShard(ctx context.Context, obs jetstream.ObjectStore, st j
 			return nil
 		}
 		set = &recordSet{index: make(map[string]int, ph.Records+uint64(len(news.recs)))}
-		if err := prev.Records(func(r Record) error { set.add(r); return nil }); err != nil {
+		if err := prev.Records(func(r Record) error { set.add(r); return w.pace.yield(ctx) }); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 			incremental = false
 		} else {
 			moved = map[string]bool{}
@@ -299,7 +310,7 @@ func (w *Writer) writeShard(ctx context.Context, obs jetstream.ObjectStore, st j
 	}
 	if !incremental {
 		set = &recordSet{index: map[string]int{}}
-		if _, err := readStream(ctx, st, filter, 0, id.epoch, w.cfg.ReadTimeout, set); err != nil {
+		if _, err := readStream(ctx, st, filter, 0, id.epoch, w.cfg.ReadTimeout, set, w.pace); err != nil {
 			return fmt.Errorf("snapshot: shard %s: %w", shard, err)
 		}
 	}
@@ -319,8 +330,14 @@ func (w *Writer) writeShard(ctx context.Context, obs jetstream.ObjectStore, st j
 			annexes, kept = nil, 0
 		}
 	}
+	if err := w.pace.yield(ctx); err != nil {
+		return err
+	}
 	b, err := Encode(h, recs, annexes...)
 	if err != nil {
+		return err
+	}
+	if err := w.pace.yield(ctx); err != nil {
 		return err
 	}
 	if _, err := obs.PutBytes(ctx, ObjectName(shard), b); err != nil {
@@ -348,9 +365,8 @@ func (w *Writer) writeShard(ctx context.Context, obs jetstream.ObjectStore, st j
 // snapshot of the shard, when incremental) whose log has no message since prev (moved) while
 // the registry has not moved either, and the ones WriterConfig.Annexes makes from the records of
 // the other logs; sorted by kind and log. kept is how many come from prev. A log's head alone
-// does not tell: a pass can end between the messages of a batch (JetStream stores one message
-// at a time), and the batch's first messages replace states the head's version had without
-// moving the head.
+// does not tell: a pass can end between the messages of a publish (its head comes last), and
+// the publish's first messages replace states the head's version had without moving the head.
 func (w *Writer) annexes(ctx context.Context, reg *annexRegistry, shard string, prev *Snapshot, incremental bool, moved map[string]bool, recs []Record) (out []feed.Annex, kept int, err error) {
 	keep := map[string]bool{} // logs whose annexes stay
 	if incremental && reg.same && prev != nil && len(w.prev[ObjectName(shard)]) > 0 {
@@ -373,7 +389,7 @@ func (w *Writer) annexes(ctx context.Context, reg *annexRegistry, shard string, 
 		}
 	}
 	if len(rest) > 0 {
-		made, err := w.cfg.Annexes(ctx, recordsPart(schema.PlatformLog, reg.recs), recordsPart(shard, rest))
+		made, err := w.cfg.Annexes(ctx, recordsPart(ctx, schema.PlatformLog, reg.recs, w.pace), recordsPart(ctx, shard, rest, w.pace))
 		if err != nil {
 			return nil, 0, err
 		}
@@ -385,8 +401,8 @@ func (w *Writer) annexes(ctx context.Context, reg *annexRegistry, shard string, 
 	return out, kept, nil
 }
 
-// recordsPart is recs as a snapshot part of shard, read message by message.
-func recordsPart(shard string, recs []Record) feed.SnapshotPart {
+// recordsPart is recs as a snapshot part of shard, read message by message at p's pace.
+func recordsPart(ctx context.Context, shard string, recs []Record, p *pacer) feed.SnapshotPart {
 	seq := uint64(0)
 	if len(recs) > 0 {
 		seq = recs[len(recs)-1].Seq
@@ -394,6 +410,9 @@ func recordsPart(shard string, recs []Record) feed.SnapshotPart {
 	return feed.SnapshotPart{Shard: shard, Seq: seq, Records: func(fn func(subject string, data []byte) error) error {
 		for _, r := range recs {
 			if err := fn(r.Subject, r.Data); err != nil {
+				return err
+			}
+			if err := p.yield(ctx); err != nil {
 				return err
 			}
 		}
@@ -440,7 +459,7 @@ func (s *recordSet) live() []Record {
 
 // readStream adds filter's messages to set: the last of every subject (start 0), or every one
 // from start on, until the stream has nothing more pending. It returns how many it read.
-func readStream(ctx context.Context, st jetstream.Stream, filter string, start uint64, epoch string, timeout time.Duration, set *recordSet) (int, error) {
+func readStream(ctx context.Context, st jetstream.Stream, filter string, start uint64, epoch string, timeout time.Duration, set *recordSet, p *pacer) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cc := jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}, DeliverPolicy: jetstream.DeliverLastPerSubjectPolicy}
@@ -485,6 +504,9 @@ func readStream(ctx context.Context, st jetstream.Stream, filter string, start u
 		n++
 		if md.NumPending == 0 {
 			return n, nil
+		}
+		if err := p.yield(ctx); err != nil {
+			return n, fmt.Errorf("reading the stream: %w", err)
 		}
 	}
 }

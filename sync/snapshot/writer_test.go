@@ -111,7 +111,7 @@ func (b *bed) fullSet(filter string) map[string]string {
 		b.t.Fatal(err)
 	}
 	set := &recordSet{index: map[string]int{}}
-	if _, err := readStream(context.Background(), st, filter, 0, "epoch-1", time.Minute, set); err != nil {
+	if _, err := readStream(context.Background(), st, filter, 0, "epoch-1", time.Minute, set, nil); err != nil {
 		b.t.Fatal(err)
 	}
 	out := map[string]string{}
