@@ -475,6 +475,7 @@ func observe(set *metrics.Set, process string, rep *replica.Replica, fol *feed.F
 			metrics.WriteCounterUint64(w, "vitrine_relay_published_total", st.Published)
 			metrics.WriteCounterUint64(w, "vitrine_relay_batches_total", st.Batches)
 			metrics.WriteCounterUint64(w, "vitrine_relay_fenced_total", st.Fenced)
+			metrics.WriteCounterUint64(w, "vitrine_relay_settles_total", st.Settles)
 			metrics.WriteCounterUint64(w, "vitrine_relay_snapshots_total", st.Snapshots)
 			metrics.WriteCounterUint64(w, "vitrine_relay_repairs_total", st.Repairs)
 			metrics.WriteCounterUint64(w, "vitrine_relay_events_total", st.Events)

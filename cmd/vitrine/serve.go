@@ -333,6 +333,7 @@ func runRelay(ctx context.Context, args []string) error {
 	leaseTTL := f.Duration("lease-ttl", "VITRINE_RELAY_LEASE_TTL", 0, "relay lease duration (default 2s: a standby takes over within it)")
 	poll := f.Duration("poll", "VITRINE_RELAY_POLL", 0, "outbox poll interval when nothing wakes the relay (default 50ms)")
 	linger := f.Duration("linger", "VITRINE_RELAY_LINGER", 0, "least time between two publishing rounds of a busy relay, so that writes share publishes (0: publish each round at once; see the README)")
+	settleEvery := f.Duration("settle-every", "VITRINE_RELAY_SETTLE_EVERY", relay.DefaultSettleEvery, "least time between two transactions recording a busy log's publishes in the database (0: one per publish; a relay taking over settles what a stopped one left from the outbox)")
 	dedup := f.Duration("dedup-window", "VITRINE_DEDUP_WINDOW", 0, "state stream duplicate window (default 2m)")
 	snapFlags := f.snapshotFlags()
 	changeSchema := f.Int("change-schema", "VITRINE_CHANGE_SCHEMA", schema.ChangeSchemaVersion,
@@ -342,6 +343,12 @@ func runRelay(ctx context.Context, args []string) error {
 	}
 	if *linger < 0 {
 		return fmt.Errorf("--linger must be 0 (off) or a positive duration, not %v", *linger)
+	}
+	if *settleEvery < 0 {
+		return fmt.Errorf("--settle-every must be 0 (every publish) or a positive duration, not %v", *settleEvery)
+	}
+	if *settleEvery == 0 {
+		*settleEvery = -1 // relay.Config: negative settles every publish
 	}
 	if err := schema.CheckWriteSchema(*changeSchema); err != nil {
 		return fmt.Errorf("--change-schema: %w", err)
@@ -362,7 +369,7 @@ func runRelay(ctx context.Context, args []string) error {
 	defer db.Close()
 	fc := c.feed()
 	fc.DedupWindow = *dedup
-	r, err := relay.New(db, nc, relay.Config{Feed: fc, LeaseTTL: *leaseTTL, Poll: *poll, Linger: *linger, Logger: log, ChangeSchema: *changeSchema})
+	r, err := relay.New(db, nc, relay.Config{Feed: fc, LeaseTTL: *leaseTTL, Poll: *poll, Linger: *linger, SettleEvery: *settleEvery, Logger: log, ChangeSchema: *changeSchema})
 	if err != nil {
 		return err
 	}
