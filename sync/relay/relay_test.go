@@ -204,6 +204,23 @@ func TestHeadWithForeignSequenceHeader(t *testing.T) {
 	waitFor(t, "the write after the foreign head", func() bool { return r.rep.TenantBySlug("shop").Version() >= v })
 }
 
+// startRelay runs another relay on the rig's database and NATS until the test ends, and makes
+// the rig's commits wake it (the rig's own relay stopped, say).
+func (r *rig) startRelay(t *testing.T, cfg relay.Config) *relay.Relay {
+	t.Helper()
+	cfg.Logger = quietLogger()
+	rl, err := relay.New(r.db, r.ns.Connect(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { rl.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	r.relay = rl
+	return rl
+}
+
 // write creates a product of the tenant and returns the version its write took.
 func (r *rig) write(t *testing.T, tn *schema.Tenant, slug string, status schema.ProductStatus) int64 {
 	t.Helper()
@@ -510,15 +527,7 @@ func TestRelayAdoptsALogWithoutRecord(t *testing.T) {
 	if _, err := conn.Exec(ctx, `DELETE FROM repl_digests; DELETE FROM repl_slots`); err != nil {
 		t.Fatal(err)
 	}
-	nc := r.ns.Connect(t)
-	next, err := relay.New(r.db, nc, relay.Config{Holder: "next", LeaseTTL: time.Second, Logger: quietLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { next.Run(rctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	next := r.startRelay(t, relay.Config{Holder: "next", LeaseTTL: time.Second})
 	// The next write makes the relay look at the log within the dedup window of its head.
 	v = r.write(t, tn, "desk", schema.ProductActive)
 	next.Wake()

@@ -142,15 +142,7 @@ func TestAdoptionOfUnsettledPublishes(t *testing.T) {
 		t.Fatalf("the record reached version %d without the lease", rec.Version)
 	}
 
-	next, err := relay.New(r.db, r.ns.Connect(t), relay.Config{Holder: "next", LeaseTTL: time.Second, Poll: 10 * time.Millisecond, Logger: quietLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { next.Run(rctx); close(done) }()
-	defer func() { cancel(); <-done }()
-	r.relay = next // the rig's commits wake the new relay
+	next := r.startRelay(t, relay.Config{Holder: "next", LeaseTTL: time.Second, Poll: 10 * time.Millisecond})
 	v := r.write(t, tn, "after", schema.ProductActive)
 	waitFor(t, "the write after the adoption", func() bool { return full.TenantBySlug("shop").Version() >= v })
 	checkRecord(t, r, full, v)
