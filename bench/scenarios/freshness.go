@@ -89,8 +89,9 @@ type FreshnessResult struct {
 	// quiet window's rate: what the writes cost, with the reads' cost taken out.
 	WriteCPUByProcess map[string]float64 `json:"write_cpu_ms_by_process"`
 	// RelayBatches and RelayPublished are the publishes the relay completed during the window
-	// and the changes they carried (its metrics): every publish costs the relay a settling
-	// transaction and NATS a head, however few changes it carries.
+	// and the changes they carried (its metrics): every publish costs the relay a round (an
+	// outbox read; a settling transaction at most every --settle-every) and NATS a head, however
+	// few changes it carries.
 	RelayBatches   float64 `json:"relay_batches"`
 	RelayPublished float64 `json:"relay_published"`
 	// SnapshotPasses and SnapshotSeconds are the snapshot passes the relay ran during the

@@ -34,13 +34,14 @@ var ErrFenced = errors.New("feed: publish fenced off: the log head moved")
 
 // Publish stores msgs in the stream in order and returns the stream sequence of the last one.
 // Every message requires the fence subject's last stream sequence to be fenceSeq (0: no message
-// on it yet), and only the last may be on the fence subject, so a publisher that does not know the current head (a zombie that lost its lease)
-// has everything refused from the moment the head moved. The last message is sent only after
-// every other one was stored: when it is the log's head marker, a head in the stream always
-// follows the whole of what it covers. A failure (ErrFenced, wrapped, when the fence refused a
-// message) leaves the messages before it stored without their head: a reader keeps changes above
-// a log's latest head until a head covers them (package replica), and the publisher's next try
-// sends them again under the same Nats-Msg-Ids.
+// on it yet), and only the last may be on the fence subject, so a publisher that does not know
+// the current head (a zombie that lost its lease) has everything refused from the moment the head
+// moved. The last message is sent only after every other one was stored: when it is the log's
+// head marker, a head in the stream always follows the whole of what it covers. A failure
+// (ErrFenced, wrapped, when the fence refused a message) may leave the other messages, or some of
+// them, stored without their head: a reader keeps changes above a log's latest head until a head
+// covers them (package replica), and the publisher's next try sends them again under the same
+// Nats-Msg-Ids.
 //
 // This replaced JetStream atomic batches (ADR-50), measured on a 2-core machine
 // (BenchmarkPublish): for a one-replica file stream nats-server stages each atomic batch in a file
