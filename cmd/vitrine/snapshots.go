@@ -31,7 +31,7 @@ func (f flags) snapshotFlags() snapshotFlags {
 		index: f.EnvBool("snapshot-search-index", "VITRINE_SNAPSHOT_SEARCH_INDEX", true,
 			"add to each shard's snapshot the search index image of its tenants, so that a new edge loads them instead of indexing (the writer loads each shard into a replica of its own to make them: the shard's edge memory and CPU, for the pass)"),
 		cpuPercent: f.Int("snapshot-cpu-percent", "VITRINE_SNAPSHOT_CPU_PERCENT", int(snapshot.DefaultCPUShare*100),
-			"most of the time a snapshot pass may run, in percent (1-100): it rests between its steps so that the relay's publishing beside it keeps its latency; 100 never rests"),
+			"most of the time a snapshot pass may run while the relay is publishing, in percent (1-100): it rests between its steps so that the relay's publishing beside it keeps its latency; 100 never rests"),
 	}
 }
 
@@ -49,7 +49,9 @@ func runSnapshots(g *group, ctx context.Context, nc *nats.Conn, fc feed.Config, 
 	if p := *sf.cpuPercent; p < 1 || p > 100 {
 		return fmt.Errorf("--snapshot-cpu-percent must be between 1 and 100, not %d", p)
 	}
-	wc := snapshot.WriterConfig{Feed: fc, Replicas: fc.Replicas, CPUShare: float64(*sf.cpuPercent) / 100, Logger: log}
+	wc := snapshot.WriterConfig{Feed: fc, Replicas: fc.Replicas, CPUShare: float64(*sf.cpuPercent) / 100, Logger: log,
+		// A pass yields to the relay while writes flow; beside an idle relay it runs at once.
+		Busy: func() bool { return rel.PublishedWithin(time.Second) }}
 	if *sf.index {
 		wc.Annexes = replica.SnapshotAnnexes
 	}

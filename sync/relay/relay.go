@@ -262,7 +262,7 @@ func (h *head) overlay(prev map[string]int64) {
 
 type counters struct {
 	published, batches, fenced, snapshots, events, repairs, settles atomic.Uint64
-	lagNanos                                                        atomic.Int64
+	lagNanos, publishedAt                                           atomic.Int64 // publishedAt: unix nanoseconds
 	leaseHeld, epochMismatch                                        atomic.Bool
 	mu                                                              sync.Mutex
 	lastErr                                                         string
@@ -359,6 +359,13 @@ func (r *Relay) woken() []string {
 		out = append(out, n)
 	}
 	return out
+}
+
+// PublishedWithin reports whether the relay published a log's changes within d: whether it is
+// busy, for background work that yields to it (the snapshot writer). Safe for concurrent use.
+func (r *Relay) PublishedWithin(d time.Duration) bool {
+	at := r.stats.publishedAt.Load()
+	return at != 0 && time.Since(time.Unix(0, at)) < d
 }
 
 // Stats returns the relay's counters.
@@ -895,6 +902,7 @@ func (r *Relay) publishLog(ctx context.Context, l schema.LogRef) error {
 			return err
 		}
 		r.stats.published.Add(uint64(len(rows)))
+		r.stats.publishedAt.Store(time.Now().UnixNano())
 		r.stats.lagNanos.Store(int64(time.Since(rows[0].CreatedAt)))
 		h.seq, h.version, h.digest = seq, top, d
 		h.merge(changes)

@@ -143,8 +143,14 @@ func TestAdoptionOfUnsettledPublishes(t *testing.T) {
 	}
 
 	next := r.startRelay(t, relay.Config{Holder: "next", LeaseTTL: time.Second, Poll: 10 * time.Millisecond})
+	if next.PublishedWithin(time.Hour) {
+		t.Fatal("a relay that has published nothing reports a publish")
+	}
 	v := r.write(t, tn, "after", schema.ProductActive)
 	waitFor(t, "the write after the adoption", func() bool { return full.TenantBySlug("shop").Version() >= v })
+	if !next.PublishedWithin(time.Minute) {
+		t.Fatal("the relay published the write but does not report it (PublishedWithin)")
+	}
 	checkRecord(t, r, full, v)
 	if st := next.Stats(); st.Repairs != 0 || st.Snapshots != 0 {
 		t.Fatalf("the new holder republished: %+v", st)

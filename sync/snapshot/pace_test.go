@@ -21,7 +21,7 @@ func TestPacer(t *testing.T) {
 		{"unset", 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := newPacer(tc.share)
+			p := newPacer(tc.share, nil)
 			if (p != nil) != tc.rests {
 				t.Fatalf("pacer %v for share %v", p, tc.share)
 			}
@@ -48,8 +48,34 @@ func TestPacer(t *testing.T) {
 			}
 		})
 	}
+	// Busy decides whether a run that is due for a rest takes it: a rest is seen here as the
+	// error of a context that has already ended.
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tc := range []struct {
+		name  string
+		busy  func() bool
+		rests bool
+	}{
+		{"no foreground to ask", nil, true},
+		{"the foreground is busy", func() bool { return true }, true},
+		{"the foreground is idle", func() bool { return false }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPacer(0.25, tc.busy)
+			p.began = time.Now().Add(-time.Second) // a run long past its slice
+			before := time.Now()
+			err := p.yield(ended)
+			if rested := err != nil; rested != tc.rests {
+				t.Fatalf("rested: %v (%v), want %v", rested, err, tc.rests)
+			}
+			if !tc.rests && p.began.Before(before) {
+				t.Fatal("an idle foreground did not begin a new run")
+			}
+		})
+	}
 	t.Run("a rest ends with its context", func(t *testing.T) {
-		p := newPacer(0.01) // a slice's run then rests 99 times as long
+		p := newPacer(0.01, nil) // a slice's run then rests 99 times as long
 		p.began = time.Now().Add(-time.Second)
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 		defer cancel()

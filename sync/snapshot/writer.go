@@ -39,7 +39,11 @@ type WriterConfig struct {
 	// CPUShare is the share of the time a pass may run (default DefaultCPUShare; 1 or more: no
 	// limit): it rests between its steps so that the relay beside it keeps its latency.
 	CPUShare float64
-	Logger   *slog.Logger
+	// Busy, when set, reports whether the work the pass yields to is running (the relay
+	// publishing): the pass rests only then, and runs at full speed beside an idle relay. Nil:
+	// it always rests.
+	Busy   func() bool
+	Logger *slog.Logger
 }
 
 // Writer writes the snapshot of every shard of the state stream, and the tenant registry's, to
@@ -158,7 +162,7 @@ func (w *Writer) WriteAll(ctx context.Context) (Result, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	t0 := time.Now()
-	w.pace = newPacer(w.cfg.CPUShare)
+	w.pace = newPacer(w.cfg.CPUShare, w.cfg.Busy)
 	res, err := w.writeAll(ctx)
 	res.Took = time.Since(t0)
 	w.stats.nanos.Add(int64(res.Took))
