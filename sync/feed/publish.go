@@ -22,7 +22,11 @@ type Message struct {
 	Subject string
 	Body    []byte
 	// MsgID is sent as Nats-Msg-Id: a message retried within the stream's duplicate window is
-	// stored once.
+	// stored once. Never set it on a message a retry may resend together with a later state of
+	// the same subject: the window can drop the resent later state (its first copy is recent)
+	// while storing the earlier one again (its first copy is older than the window, or the
+	// server's record of it was purged or not rebuilt after a restart), and the subject then
+	// ends at the earlier state. TestRetryAfterPartialPublishes; TestChaosConvergence found it.
 	MsgID string
 	// TTL, when non-zero, is the message's own lifetime (tombstones).
 	TTL time.Duration
@@ -40,8 +44,8 @@ var ErrFenced = errors.New("feed: publish fenced off: the log head moved")
 // head marker, a head in the stream always follows the whole of what it covers. A failure
 // (ErrFenced, wrapped, when the fence refused a message) may leave the other messages, or some of
 // them, stored without their head: a reader keeps changes above a log's latest head until a head
-// covers them (package replica), and the publisher's next try sends them again under the same
-// Nats-Msg-Ids.
+// covers them (package replica), and the publisher's next try sends them all again, in order (see
+// Message.MsgID).
 //
 // This replaced JetStream atomic batches (ADR-50), measured on a 2-core machine
 // (BenchmarkPublish): for a one-replica file stream nats-server stages each atomic batch in a file

@@ -127,6 +127,47 @@ func TestPublish(t *testing.T) {
 	}
 }
 
+// TestRetryAfterPartialPublishes: publishes cut before their head left two states of one subject
+// above the head; the retry resends everything above the head in order, and the subject ends at
+// its last state. The relay sends changes without message ids so that this holds whatever the
+// duplicate window remembers (Message.MsgID): with per-version ids (the relay until 2026-11-27)
+// TestChaosConvergence, under load, found a retry after a nats-server restart that stored a
+// product's live state again while the window dropped the resent deletion after it, under a head
+// whose digest counted the deletion, which no replica could then claim.
+func TestRetryAfterPartialPublishes(t *testing.T) {
+	ctx := context.Background()
+	ns := natstest.Run(t)
+	nc := ns.Connect(t)
+	js, _ := jetstream.New(nc)
+	cfg := feed.Config{}.WithDefaults()
+	st, err := feed.EnsureStream(ctx, js, cfg, "epoch-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	headSubj := cfg.HeadSubject(0, "shop")
+	live := change("shop", schema.Pub, "7", 1)
+	gone := change("shop", schema.Pub, "7", 2)
+	tomb := schema.Change{Schema: schema.ChangeSchemaVersion, Log: "shop", Kind: schema.KindProduct, ID: "7", Vis: schema.Pub,
+		Version: 2, TxnFirst: 2, TxnLast: 2, Deleted: true}
+	gone.Body = tomb.Encode()
+	refused := feed.Message{Subject: "elsewhere.not.in.the.stream", Body: []byte("x")}
+	for _, msgs := range [][]feed.Message{{live, refused, head("shop", 1)}, {live, gone, refused, head("shop", 2)}} {
+		if _, err := feed.Publish(ctx, js, "epoch-1", msgs, headSubj, 0); err == nil {
+			t.Fatal("the cut publish succeeded")
+		}
+	}
+	if _, err := feed.Publish(ctx, js, "epoch-1", []feed.Message{live, gone, head("shop", 2)}, headSubj, 0); err != nil {
+		t.Fatal(err)
+	}
+	m, err := st.GetLastMsgForSubject(ctx, cfg.Subject(0, "shop", "pub.product.7"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := schema.DecodeChange(m.Data); err != nil || c.Version != 2 || !c.Deleted {
+		t.Fatalf("the subject holds %+v (%v) after the retry, want the deletion at version 2", c, err)
+	}
+}
+
 // atomicBatch publishes msgs as one JetStream atomic batch, fenced as feed.Publish fences: what
 // the relay did before feed.Publish, kept here as BenchmarkPublish's baseline.
 func atomicBatch(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, msgs []feed.Message, fenceSubject string, fenceSeq uint64) (uint64, error) {

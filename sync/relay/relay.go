@@ -14,8 +14,9 @@
 // sequence and the head sent only after the rest was stored (feed.Publish). The relay learns a
 // log's published version from the head in the stream, not from its own memory or the database,
 // so a relay that restarts (or takes over) never republishes what a head covers; what a failed
-// publish left above the head is sent again under the same message ids, which the dedup window
-// keeps from being stored twice (and which readers take as the same states if it does not).
+// publish left above the head is sent again, all of it and in order, so that each subject ends at
+// its last state before the head lands (changes carry no Nats-Msg-Id: feed.Message.MsgID says
+// why). Readers take a second copy as the same state at the same version.
 // What the stream holds is recorded in the database (the log's slot versions and digest, the
 // outbox rows deleted) a busy log's publishes at a time, at most Config.SettleEvery after the
 // first of them; the relay computes each head's digest from that record and what it published
@@ -888,8 +889,8 @@ func (r *Relay) publishLog(ctx context.Context, l schema.LogRef) error {
 			if err != nil {
 				return fmt.Errorf("outbox row %s@%d of %s in change schema %d: %w", row.Key, row.Version, l.Name, r.cfg.ChangeSchema, err)
 			}
-			m := feed.Message{Subject: r.cfg.Feed.Subject(l.Shard, l.Name, row.Key), Body: body,
-				MsgID: r.epoch + ":" + l.Name + ":" + fmt.Sprint(row.Version)}
+			// No Nats-Msg-Id: a retry must store every change again, in order (feed.Message.MsgID).
+			m := feed.Message{Subject: r.cfg.Feed.Subject(l.Shard, l.Name, row.Key), Body: body}
 			if row.Deleted {
 				m.TTL = r.cfg.Feed.TombstoneTTL
 			}

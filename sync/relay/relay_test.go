@@ -128,6 +128,22 @@ func TestRelayReplicatesToReplica(t *testing.T) {
 	if !r.rep.Ready() {
 		t.Fatal("replica not ready")
 	}
+	// Changes go out without a Nats-Msg-Id, so that a retry stores all of them again, in order
+	// (feed.Message.MsgID).
+	nc := r.ns.Connect(t)
+	js, _ := jetstream.New(nc)
+	cfg := feed.Config{}.WithDefaults()
+	st, err := js.Stream(ctx, cfg.Stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := st.GetLastMsgForSubject(ctx, cfg.Subject(0, "shop", "pub.product.2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id := msg.Header.Get(jetstream.MsgIDHeader); id != "" {
+		t.Fatalf("a change published with Nats-Msg-Id %q", id)
+	}
 	// The outbox drains once the stream holds the rows.
 	waitFor(t, "the outbox to drain", func() bool {
 		rows, _ := r.db.OutboxRows(ctx, log.ID, 0, 10)
