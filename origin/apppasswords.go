@@ -13,8 +13,10 @@ import (
 
 // The application passwords routes: /cms/v2/users/{user_id}/application-passwords[/{uuid}],
 // /introspect. A user manages their own passwords; edit_users manages anyone's. Passwords are
-// stored as a keyed hash (HashAppPassword); a revoked password is refused on the next request,
-// since every credentialed request reaches the origin, which checks the database.
+// stored as a keyed hash (HashAppPassword). Every credentialed request reaches an origin, which
+// trusts a password it verified for at most --credential-ttl (store.Config.CredentialTTL): a
+// revoked password is refused on that origin's next request, on the others once told over NATS,
+// or when their verification expires.
 
 type appPasswordInput struct {
 	Name  *string `json:"name"`

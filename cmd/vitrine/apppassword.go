@@ -37,7 +37,20 @@ func runUserAppPassword(ctx context.Context, args []string) error {
 		}
 		key = k
 	}
-	db, err := c.openDB(ctx, false, store.Config{})
+	var cfg store.Config
+	if verb == "revoke" {
+		// Running origins may trust a password they verified for up to their --credential-ttl:
+		// tell them at once, as an origin would.
+		nc, err := c.dialNATS("vitrine-cli", c.logger("app-password"))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "warning: NATS unreachable (%v): running origins refuse the revoked passwords once their cached verification expires (--credential-ttl, default %v)\n", err, store.DefaultCredentialTTL)
+		} else {
+			defer nc.Close()
+			defer nc.Flush()
+			cfg.OnCredentialsChange = tellCredentialChanges(nc, c.feed())
+		}
+	}
+	db, err := c.openDB(ctx, false, cfg)
 	if err != nil {
 		return err
 	}

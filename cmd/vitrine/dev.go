@@ -67,6 +67,7 @@ func runDev(ctx context.Context, args []string) error {
 	pay := f.payments(paymentsTest)
 	hf := f.siteHealth()
 	snapFlags := f.snapshotFlags()
+	credentialTTL := f.credentialTTL()
 	if err := f.Parse(args); err != nil {
 		return err
 	}
@@ -120,11 +121,19 @@ func runDev(ctx context.Context, args []string) error {
 	grouped := set.NewCounter("vitrine_store_grouped_writes_total")
 	fc := c.feed()
 	var rel *relay.Relay
-	db, err := c.openDB(ctx, true, store.Config{OnRetry: retries.Inc, OnGroup: func(n int) { grouped.Add(n) }, OnTx: txTimer(set), OnCommit: wakeRelays(nil, fc, func() *relay.Relay { return rel })})
+	credTTL, err := storeCredentialTTL(*credentialTTL)
+	if err != nil {
+		return err
+	}
+	db, err := c.openDB(ctx, true, store.Config{OnRetry: retries.Inc, OnGroup: func(n int) { grouped.Add(n) }, OnTx: txTimer(set),
+		OnCommit: wakeRelays(nil, fc, func() *relay.Relay { return rel }), CredentialTTL: credTTL, OnCredentialsChange: tellCredentialChanges(nc, fc)})
 	if err != nil {
 		return fmt.Errorf("database: %w", err)
 	}
 	defer db.Close()
+	if _, err := hearCredentialChanges(nc, fc, db); err != nil {
+		return err
+	}
 	if err := db.Migrate(ctx); err != nil {
 		return err
 	}

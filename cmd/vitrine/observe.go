@@ -38,6 +38,11 @@ func observeDB(set *metrics.Set, db *store.DB) {
 		metrics.WriteCounterUint64(w, "vitrine_store_pool_empty_acquires_total", uint64(st.EmptyAcquires))
 		metrics.WriteCounterUint64(w, "vitrine_store_pool_canceled_acquires_total", uint64(st.Canceled))
 		metrics.WriteCounterFloat64(w, "vitrine_store_pool_acquire_wait_seconds_total", st.AcquireWait.Seconds())
+		cs := db.CredentialStats()
+		metrics.WriteCounterUint64(w, `vitrine_store_credential_cache_total{result="hit"}`, cs.Hits)
+		metrics.WriteCounterUint64(w, `vitrine_store_credential_cache_total{result="miss"}`, cs.Misses)
+		metrics.WriteCounterUint64(w, "vitrine_store_credential_cache_forgets_total", cs.Forgets)
+		metrics.WriteGaugeUint64(w, "vitrine_store_credential_cache_entries", uint64(cs.Entries))
 	})
 }
 

@@ -90,6 +90,40 @@ func followStream(g *group, ctx context.Context, nc *nats.Conn, fc feed.Config, 
 	return rep, fol, nil
 }
 
+// credentialTTL declares --credential-ttl of a command that runs an origin; its value is
+// store.Config.CredentialTTL (off when 0, see storeCredentialTTL).
+func (f flags) credentialTTL() *time.Duration {
+	return f.Duration("credential-ttl", "VITRINE_CREDENTIAL_TTL", store.DefaultCredentialTTL,
+		"how long a verified application password is trusted without asking the database again: another origin's revocation reaches this one over NATS at once, and takes effect here after this at the latest (0: ask on every request)")
+}
+
+// storeCredentialTTL maps --credential-ttl to store.Config.CredentialTTL, where 0 is the default.
+func storeCredentialTTL(d time.Duration) (time.Duration, error) {
+	switch {
+	case d < 0:
+		return 0, fmt.Errorf("--credential-ttl must be 0 (off) or a positive duration, not %v", d)
+	case d == 0:
+		return -1, nil
+	}
+	return d, nil
+}
+
+// tellCredentialChanges returns the store's OnCredentialsChange: it tells the other origins
+// sharing the database which tenants' users or application passwords changed (a core NATS
+// message; what it does not reach expires after their credential TTL).
+func tellCredentialChanges(nc *nats.Conn, fc feed.Config) func([]string) {
+	return func(tenantIDs []string) {
+		nc.Publish(fc.CredentialsSubject(), []byte(strings.Join(tenantIDs, "\n")))
+	}
+}
+
+// hearCredentialChanges makes db forget the credentials of the tenants other origins changed.
+func hearCredentialChanges(nc *nats.Conn, fc feed.Config, db *store.DB) (*nats.Subscription, error) {
+	return nc.Subscribe(fc.CredentialsSubject(), func(m *nats.Msg) {
+		db.ForgetCredentials(strings.Split(string(m.Data), "\n")...)
+	})
+}
+
 // wakeRelays returns the store's commit hook: it wakes a relay in this process, and relays in
 // other processes through a core NATS hint naming the logs the commit took versions of (one per
 // line), so that a relay publishes them without scanning the outbox (relay.WakeLogs).
@@ -150,6 +184,7 @@ func runOrigin(ctx context.Context, args []string) error {
 	secret := f.Secret("secret", "VITRINE_SECRET", "server secret keying application password hashes (64 hex digits)")
 	edgeSecret := f.Secret("edge-secret", "VITRINE_EDGE_SECRET", "secret edges present; their client address is trusted (required, at least 32 characters)")
 	edgePrevious := f.Secret("edge-secret-previous", "VITRINE_EDGE_SECRET_PREVIOUS", "the edge secret being rotated out, still accepted until every edge presents the new one")
+	credentialTTL := f.credentialTTL()
 	workAckWait := f.Duration("work-ack-wait", "VITRINE_WORK_ACK_WAIT", time.Minute, "how long an origin's unfinished label-batch order waits before another origin takes it")
 	whWorkers := f.Int("webhook-workers", "VITRINE_WEBHOOK_WORKERS", 32, "webhook deliveries in flight in this origin")
 	whPerEndpoint := f.Int("webhook-per-endpoint", "VITRINE_WEBHOOK_PER_ENDPOINT", 4, "webhook deliveries in flight to one endpoint, across origins")
@@ -189,11 +224,19 @@ func runOrigin(ctx context.Context, args []string) error {
 	retries := set.NewCounter("vitrine_store_tx_retries_total")
 	grouped := set.NewCounter("vitrine_store_grouped_writes_total")
 	fc := c.feed()
-	db, err := c.openDB(ctx, false, store.Config{OnRetry: retries.Inc, OnGroup: func(n int) { grouped.Add(n) }, OnTx: txTimer(set), OnCommit: wakeRelays(nc, fc, func() *relay.Relay { return nil })})
+	credTTL, err := storeCredentialTTL(*credentialTTL)
+	if err != nil {
+		return err
+	}
+	db, err := c.openDB(ctx, false, store.Config{OnRetry: retries.Inc, OnGroup: func(n int) { grouped.Add(n) }, OnTx: txTimer(set),
+		OnCommit: wakeRelays(nc, fc, func() *relay.Relay { return nil }), CredentialTTL: credTTL, OnCredentialsChange: tellCredentialChanges(nc, fc)})
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	if _, err := hearCredentialChanges(nc, fc, db); err != nil {
+		return err
+	}
 	if _, err := db.Epoch(ctx); err != nil {
 		return err
 	}

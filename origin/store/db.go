@@ -59,7 +59,23 @@ type Config struct {
 	// (genericPlansSession, noSeqScanSession): for a pool whose statements are all keyed reads
 	// and writes, the relay's. Ignored on CockroachDB, which plans its own way.
 	GenericPlans bool
+	// CredentialTTL is how long a verified application password is trusted without asking the
+	// database again (credcache.go; default DefaultCredentialTTL, negative: never cached). It
+	// bounds how long a change made by another process to a tenant's users or application
+	// passwords (a revocation, a new role) can go unseen here when OnCredentialsChange's
+	// broadcast does not arrive.
+	CredentialTTL time.Duration
+	// OnCredentialsChange, when set, is told the tenants whose users or application passwords
+	// this process changed, once the change has committed: the caller tells the other
+	// processes sharing the database, which call DB.ForgetCredentials.
+	OnCredentialsChange func(tenantIDs []string)
 }
+
+// DefaultCredentialTTL is Config.CredentialTTL's default.
+const DefaultCredentialTTL = time.Second
+
+// maxCredentials bounds the credential cache's entries.
+const maxCredentials = 10000
 
 // LogCommit is the last version a committed transaction took of one log.
 type LogCommit struct {
@@ -77,6 +93,8 @@ type DB struct {
 	queues *logQueues
 	// cockroach is set when the database is CockroachDB.
 	cockroach bool
+	// creds is the cache of verified application passwords (credcache.go); nil when off.
+	creds *credentialCache
 }
 
 // Open connects to the database at dsn (a PostgreSQL URL) and checks that it answers. The URL
@@ -164,7 +182,10 @@ func Open(ctx context.Context, dsn string, cfg Config) (*DB, error) {
 	if cfg.QueueDepth == 0 {
 		cfg.QueueDepth = DefaultQueueDepth
 	}
-	db := &DB{pool: pool{p}, cfg: cfg, rec: rec, cockroach: cockroach}
+	if cfg.CredentialTTL == 0 {
+		cfg.CredentialTTL = DefaultCredentialTTL
+	}
+	db := &DB{pool: pool{p}, cfg: cfg, rec: rec, cockroach: cockroach, creds: newCredentialCache(cfg.CredentialTTL, maxCredentials)}
 	if cfg.QueueDepth > 0 {
 		db.queues = newLogQueues(cfg.QueueDepth)
 	}
@@ -457,10 +478,12 @@ func (db *DB) attempt(ctx context.Context, iso pgx.TxIsoLevel, clock, generic bo
 	}
 	if err := pg.Commit(detach(ctx)); err != nil {
 		if commitOutcomeUnknown(err) {
+			db.credentialsChanged(tx.creds...) // it may have committed
 			return nil, nil, &commitUnknown{err}
 		}
 		return nil, nil, err
 	}
+	db.credentialsChanged(tx.creds...)
 	return commits, nil, nil
 }
 

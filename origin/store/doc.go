@@ -20,6 +20,11 @@
 // joined it in its own transaction, each from a savepoint (group commit): one COMMIT, one log
 // bump and one relay round for up to 1+DefaultGroupWrites writes, each answered on its own.
 //
+// An application password verified against the database is trusted for Config.CredentialTTL
+// without asking again (credcache.go); a change this process commits to a tenant's users or
+// passwords forgets the tenant's entries before the call returns, and Config.OnCredentialsChange
+// tells the other processes.
+//
 // # Invariants
 //
 //   - A transaction changing k entities of one log takes k consecutive versions of that log, and

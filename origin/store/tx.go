@@ -30,6 +30,8 @@ type Tx struct {
 	queued bool // the attempt stopped at a held queue (errQueued)
 	// later are writes sent with finish's batch (execLater).
 	later []laterExec
+	// creds are the tenants whose users this attempt changed (credentialsChanged).
+	creds []string
 }
 
 // laterExec is a statement execLater put off.
@@ -116,6 +118,17 @@ type Event struct {
 	Kind     string          `json:"type"`
 	Created  time.Time       `json:"created_at"`
 	Data     json.RawMessage `json:"data"`
+}
+
+// credentialsChanged records that the attempt changes t's users: once it commits, what this
+// process remembers of t's verified application passwords is forgotten (credcache.go).
+func (tx *Tx) credentialsChanged(t *schema.Tenant) {
+	for _, id := range tx.creds {
+		if id == t.ID {
+			return
+		}
+	}
+	tx.creds = append(tx.creds, t.ID)
 }
 
 // Now is the transaction's clock reading: every timestamp a transaction writes is this one.

@@ -104,6 +104,7 @@ func (db *DB) CreateAppPassword(ctx context.Context, t *schema.Tenant, user sche
 // DeleteAppPasswords deletes a user's application passwords that have the given name.
 func (db *DB) DeleteAppPasswords(ctx context.Context, t *schema.Tenant, user schema.UserID, name string) error {
 	_, err := db.pool.Exec(ctx, `DELETE FROM app_passwords WHERE tenant_id = $1 AND user_id = $2 AND name = $3`, t.ID, int64(user), name)
+	db.credentialsChanged(t.ID) // whatever err says: the delete may have happened
 	return mapError(err)
 }
 
@@ -118,18 +119,53 @@ func (db *DB) Authenticate(ctx context.Context, t *schema.Tenant, login string, 
 
 // AuthenticateUse is Authenticate for an API request: it also records the password's use (time
 // and client address), at most once a day per password as WordPress does, so that
-// authentication writes once a day rather than on every request.
+// authentication writes once a day rather than on every request. A password verified within
+// Config.CredentialTTL is trusted without asking the database again (credcache.go).
 func (db *DB) AuthenticateUse(ctx context.Context, t *schema.Tenant, login string, hash []byte, ip string, now time.Time) (*schema.User, error) {
-	u, lastUsed, err := db.authenticate(ctx, t, login, hash)
-	if err != nil {
-		return nil, err
+	var u *schema.User
+	var lastUsed *time.Time
+	var gen uint64
+	if db.creds != nil {
+		u, lastUsed, gen = db.creds.lookup(t.ID, hash, login, now)
+	}
+	if u == nil {
+		var err error
+		if u, lastUsed, err = db.authenticate(ctx, t, login, hash); err != nil {
+			return nil, err
+		}
+		if db.creds != nil {
+			db.creds.keep(t.ID, hash, u, lastUsed, gen, now)
+		}
 	}
 	if lastUsed == nil || now.Sub(*lastUsed) >= 24*time.Hour {
 		// A record of use, not a condition of it: the request goes on if the write fails (the
 		// next request tries again).
-		_ = db.TouchAppPassword(ctx, t, hash, ip, now)
+		if db.TouchAppPassword(ctx, t, hash, ip, now) == nil && db.creds != nil {
+			db.creds.used(t.ID, hash, now)
+		}
 	}
 	return u, nil
+}
+
+// ForgetCredentials drops what this process remembers of the tenants' verified application
+// passwords: another process changed their users or passwords (Config.OnCredentialsChange).
+func (db *DB) ForgetCredentials(tenantIDs ...string) {
+	db.creds.forget(tenantIDs...)
+}
+
+// CredentialStats returns what the cache of verified application passwords answered.
+func (db *DB) CredentialStats() CredentialStats { return db.creds.snapshot() }
+
+// credentialsChanged forgets the tenant's verified passwords once a change to its users or
+// application passwords has committed, here and, through OnCredentialsChange, elsewhere.
+func (db *DB) credentialsChanged(tenantIDs ...string) {
+	if len(tenantIDs) == 0 {
+		return
+	}
+	db.creds.forget(tenantIDs...)
+	if db.cfg.OnCredentialsChange != nil {
+		db.cfg.OnCredentialsChange(tenantIDs)
+	}
 }
 
 func (db *DB) authenticate(ctx context.Context, t *schema.Tenant, login string, hash []byte) (*schema.User, *time.Time, error) {

@@ -54,6 +54,7 @@ func (tx *Tx) UpdateUser(ctx context.Context, t *schema.Tenant, u *schema.User) 
 		return err
 	}
 	p := &u.Profile
+	tx.credentialsChanged(t)
 	_, err := tx.pg.Exec(ctx, `UPDATE users SET email = $3, display_name = $4, slug = $5, role = $6, first_name = $7, last_name = $8,
 		nickname = $9, description = $10, url = $11, locale = $12, version = $13 WHERE tenant_id = $1 AND id = $2`,
 		t.ID, int64(u.ID), u.Email, u.DisplayName, u.Slug, string(u.Role), p.FirstName, p.LastName, p.Nickname, p.Description, p.URL, p.Locale, u.Version)
@@ -83,6 +84,7 @@ func (tx *Tx) DeleteUser(ctx context.Context, t *schema.Tenant, id, reassign sch
 	if err := tx.saveAuthor(ctx, t, true, id, nil); err != nil {
 		return err
 	}
+	tx.credentialsChanged(t)
 	_, err = tx.pg.Exec(ctx, `DELETE FROM users WHERE tenant_id = $1 AND id = $2`, t.ID, int64(id))
 	return mapError(err)
 }
@@ -171,13 +173,15 @@ func (db *DB) RenameAppPassword(ctx context.Context, t *schema.Tenant, user sche
 	return mapError(err)
 }
 
-// RevokeAppPassword deletes one application password; the next request using it is refused (the
-// origin checks every credentialed request against the database, and edges forward them all).
+// RevokeAppPassword deletes one application password; the next request using it is refused by
+// this process (edges forward every credentialed request to an origin), by the others once they
+// hear of it or their cache entry expires (Config.CredentialTTL).
 func (db *DB) RevokeAppPassword(ctx context.Context, t *schema.Tenant, user schema.UserID, uuid string) error {
 	if !schema.ValidUUID(uuid) {
 		return notFound("application password")
 	}
 	tag, err := db.pool.Exec(ctx, `DELETE FROM app_passwords WHERE tenant_id = $1 AND user_id = $2 AND uuid = $3`, t.ID, int64(user), uuid)
+	db.credentialsChanged(t.ID) // whatever err says: the delete may have happened
 	if err == nil && tag.RowsAffected() == 0 {
 		return notFound("application password")
 	}
@@ -187,6 +191,7 @@ func (db *DB) RevokeAppPassword(ctx context.Context, t *schema.Tenant, user sche
 // RevokeAppPasswords deletes every application password of a user and returns how many there were.
 func (db *DB) RevokeAppPasswords(ctx context.Context, t *schema.Tenant, user schema.UserID) (int64, error) {
 	tag, err := db.pool.Exec(ctx, `DELETE FROM app_passwords WHERE tenant_id = $1 AND user_id = $2`, t.ID, int64(user))
+	db.credentialsChanged(t.ID)
 	if err != nil {
 		return 0, mapError(err)
 	}

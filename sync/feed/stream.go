@@ -93,6 +93,12 @@ func (c Config) EventSubject(tenant, kind string) string {
 // It is a hint only: the relay polls anyway.
 func (c Config) WakeSubject() string { return c.Prefix + "_wake" }
 
+// CredentialsSubject is the core NATS subject on which an origin tells the others the tenants
+// whose users or application passwords it changed (one tenant id per line), so that they forget
+// the credentials they verified (store.DB.ForgetCredentials). A hint: what it misses expires
+// after the store's credential TTL.
+func (c Config) CredentialsSubject() string { return c.Prefix + "_credentials" }
+
 // LabelWorkSubject is the subject of label-batch work in WorkStream.
 func (c Config) LabelWorkSubject() string { return c.Prefix + "_work.labels" }
 
