@@ -19,8 +19,9 @@
 // current head (a zombie that lost its lease) has everything refused from the moment the head
 // moved, and the head is sent only once everything before it was stored. A publish that fails
 // part-way leaves changes above the head; readers hold such changes until a head covers them, and
-// the retry sends them all again, in order, without Nats-Msg-Ids (Message.MsgID). (Atomic batches, used before, cost
-// nats-server a file store per batch and never isolated consumers from a batch being stored.)
+// the retry sends them all again, in order, without Nats-Msg-Ids (Message.MsgID). (Atomic
+// batches, used before, cost nats-server a file store per batch and never isolated consumers
+// from a batch being stored.)
 //
 // # Following
 //
