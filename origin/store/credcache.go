@@ -30,7 +30,7 @@ type credentialCache struct {
 
 	mu      sync.Mutex
 	entries map[string]*credentialEntry
-	gens    map[string]uint64 // per tenant id: bumped by every forget
+	gens    map[string]uint64 // per tenant id: bumped by every forget (one per tenant ever changed)
 	stats   CredentialStats
 }
 
@@ -66,8 +66,11 @@ func credentialKey(tenantID string, hash []byte) string {
 }
 
 // lookup returns a copy of the user of an unexpired entry whose user the login names, and the
-// tenant's generation to hand to keep on a miss.
+// tenant's generation to hand to keep on a miss. A nil cache (off) has no entries.
 func (c *credentialCache) lookup(tenantID string, hash []byte, login string, now time.Time) (u *schema.User, lastUsed *time.Time, gen uint64) {
+	if c == nil {
+		return nil, nil, 0
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.entries[credentialKey(tenantID, hash)]
@@ -83,6 +86,9 @@ func (c *credentialCache) lookup(tenantID string, hash []byte, login string, now
 // keep stores a verification read from the database, unless the tenant's credentials changed
 // since lookup returned gen.
 func (c *credentialCache) keep(tenantID string, hash []byte, u *schema.User, lastUsed *time.Time, gen uint64, now time.Time) {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gens[tenantID] != gen {
@@ -103,6 +109,9 @@ func (c *credentialCache) keep(tenantID string, hash []byte, u *schema.User, las
 
 // used records that the password's use was written at now.
 func (c *credentialCache) used(tenantID string, hash []byte, now time.Time) {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e := c.entries[credentialKey(tenantID, hash)]; e != nil {

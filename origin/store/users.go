@@ -122,25 +122,18 @@ func (db *DB) Authenticate(ctx context.Context, t *schema.Tenant, login string, 
 // authentication writes once a day rather than on every request. A password verified within
 // Config.CredentialTTL is trusted without asking the database again (credcache.go).
 func (db *DB) AuthenticateUse(ctx context.Context, t *schema.Tenant, login string, hash []byte, ip string, now time.Time) (*schema.User, error) {
-	var u *schema.User
-	var lastUsed *time.Time
-	var gen uint64
-	if db.creds != nil {
-		u, lastUsed, gen = db.creds.lookup(t.ID, hash, login, now)
-	}
+	u, lastUsed, gen := db.creds.lookup(t.ID, hash, login, now)
 	if u == nil {
 		var err error
 		if u, lastUsed, err = db.authenticate(ctx, t, login, hash); err != nil {
 			return nil, err
 		}
-		if db.creds != nil {
-			db.creds.keep(t.ID, hash, u, lastUsed, gen, now)
-		}
+		db.creds.keep(t.ID, hash, u, lastUsed, gen, now)
 	}
 	if lastUsed == nil || now.Sub(*lastUsed) >= 24*time.Hour {
 		// A record of use, not a condition of it: the request goes on if the write fails (the
 		// next request tries again).
-		if db.TouchAppPassword(ctx, t, hash, ip, now) == nil && db.creds != nil {
+		if db.TouchAppPassword(ctx, t, hash, ip, now) == nil {
 			db.creds.used(t.ID, hash, now)
 		}
 	}

@@ -19,19 +19,26 @@ import (
 	"vitrine/sync/natstest"
 )
 
+// stateStream returns a JetStream client of a fresh embedded server and the state stream
+// (epoch "epoch-1", default configuration) created on it.
+func stateStream(t *testing.T) (jetstream.JetStream, jetstream.Stream, feed.Config) {
+	t.Helper()
+	ns := natstest.Run(t)
+	js, _ := jetstream.New(ns.Connect(t))
+	cfg := feed.Config{}.WithDefaults()
+	st, err := feed.EnsureStream(context.Background(), js, cfg, "epoch-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js, st, cfg
+}
+
 // TestPublish: every message of a publish is fenced on the head subject, the head is stored only
 // after everything before it, a failed publish leaves its stored messages without a head, and the
 // retry under the same message ids stores each of them once.
 func TestPublish(t *testing.T) {
 	ctx := context.Background()
-	ns := natstest.Run(t)
-	nc := ns.Connect(t)
-	js, _ := jetstream.New(nc)
-	cfg := feed.Config{}.WithDefaults()
-	st, err := feed.EnsureStream(ctx, js, cfg, "epoch-1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	js, st, cfg := stateStream(t)
 	headSubj := cfg.HeadSubject(0, "shop")
 	withID := func(m feed.Message, v int64) feed.Message {
 		m.MsgID = "epoch-1:shop:" + strconv.FormatInt(v, 10)
@@ -136,14 +143,7 @@ func TestPublish(t *testing.T) {
 // whose digest counted the deletion, which no replica could then claim.
 func TestRetryAfterPartialPublishes(t *testing.T) {
 	ctx := context.Background()
-	ns := natstest.Run(t)
-	nc := ns.Connect(t)
-	js, _ := jetstream.New(nc)
-	cfg := feed.Config{}.WithDefaults()
-	st, err := feed.EnsureStream(ctx, js, cfg, "epoch-1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	js, st, cfg := stateStream(t)
 	headSubj := cfg.HeadSubject(0, "shop")
 	live := change("shop", schema.Pub, "7", 1)
 	gone := change("shop", schema.Pub, "7", 2)
