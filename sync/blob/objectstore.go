@@ -232,11 +232,11 @@ func (s *ObjectStore) meta(ctx context.Context, name string, leader bool) (m obj
 	defer cancel()
 	var raw *jetstream.RawStreamMsg
 	if leader {
-		raw, err = s.leaderLastMsg(ctx, s.metaSubject(name))
+		raw, err = untilAnswered(ctx, func() (*jetstream.RawStreamMsg, error) { return s.leaderLastMsg(ctx, s.metaSubject(name)) })
 	} else {
 		var st jetstream.Stream
 		if st, err = s.bind(ctx); err == nil {
-			raw, err = st.GetLastMsgForSubject(ctx, s.metaSubject(name))
+			raw, err = untilAnswered(ctx, func() (*jetstream.RawStreamMsg, error) { return st.GetLastMsgForSubject(ctx, s.metaSubject(name)) })
 		} else if errors.Is(err, ErrNotFound) {
 			return m, false, nil
 		}
@@ -259,6 +259,25 @@ func (s *ObjectStore) meta(ctx context.Context, name string, leader bool) (m obj
 		return m, false, fmt.Errorf("blob: %s: meta message names %q", name, m.Name)
 	}
 	return m, true, nil
+}
+
+// untilAnswered calls get until something answers it or ctx ends. A clustered stream's gets are
+// answered by its leader (the message get API) or by its replicas that are ready (direct gets):
+// for a moment after the stream is created, scaled or loses its leader, nobody answers, and the
+// request fails at once with "no responders". That is a wait, not an error (a Put right after
+// NewObjectStore created the bucket met it, one run in a dozen on a loaded machine).
+func untilAnswered(ctx context.Context, get func() (*jetstream.RawStreamMsg, error)) (*jetstream.RawStreamMsg, error) {
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		raw, err := get()
+		if !errors.Is(err, nats.ErrNoResponders) {
+			return raw, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (nothing answered for the stream until: %v)", err, ctx.Err())
+		case <-time.After(wait):
+		}
+	}
 }
 
 // leaderLastMsg reads the last message of subject from the stream's leader (the message get
