@@ -504,30 +504,92 @@ func TestFrozenRelayIsFencedOff(t *testing.T) {
 		t.Fatalf("only %d messages observed", len(msgs))
 	}
 
-	type key struct {
-		log     string
-		version int64
-		subject string
+	resent, err := checkFenced(msgs)
+	if err != nil {
+		t.Fatal(err)
 	}
-	seen := map[key]bool{}
-	lastBySubject := map[string]int64{}
-	lastByLog := map[string]int64{}
-	for _, m := range msgs {
-		k := key{m.log, m.version, m.subject}
-		if seen[k] {
-			t.Fatalf("duplicate: %s version %d delivered twice", m.subject, m.version)
+	t.Logf("%d messages observed: heads in order, nothing stored under a head, every subject at its latest state at each head; %d changes resent above their head", len(msgs), resent)
+}
+
+// checkFenced checks what fencing guarantees of a state stream's messages, in stream order: a
+// log's heads never go back; once a head is stored, no change of its log at or below the head's
+// version is stored after it (a publisher that lost the fence is refused); and when a head is
+// stored, every subject of its log whose states are all at or below the head's version is at the
+// latest of them (a copy resent by one publisher never lands behind the newer copy another
+// sent). A change stored again above its log's latest head is allowed, and counted: a retry, or
+// the new lease holder republishing what a frozen one stored without its head, sends every change
+// above the head again, in order.
+func checkFenced(msgs []observed) (resent int, err error) {
+	type subjectState struct{ last, top int64 }
+	heads := map[string]int64{}
+	subjects := map[string]map[string]*subjectState{}
+	for i, m := range msgs {
+		if m.head {
+			if m.version < heads[m.log] {
+				return resent, fmt.Errorf("message %d: the head of %s went from version %d back to %d", i, m.log, heads[m.log], m.version)
+			}
+			heads[m.log] = m.version
+			for subj, st := range subjects[m.log] {
+				if st.top <= m.version && st.last != st.top {
+					return resent, fmt.Errorf("message %d: at the head %d of %s, %s is at version %d though %d was stored", i, m.version, m.log, subj, st.last, st.top)
+				}
+			}
+			continue
 		}
-		seen[k] = true
-		if prev, ok := lastBySubject[m.subject]; ok && m.version <= prev {
-			t.Fatalf("%s went from version %d back to %d", m.subject, prev, m.version)
+		if h, ok := heads[m.log]; ok && m.version <= h {
+			return resent, fmt.Errorf("message %d: %s version %d stored after its log's head %d", i, m.subject, m.version, h)
 		}
-		lastBySubject[m.subject] = m.version
-		if m.version < lastByLog[m.log] && !m.head {
-			t.Fatalf("log %s out of order: version %d after %d", m.log, m.version, lastByLog[m.log])
+		if subjects[m.log] == nil {
+			subjects[m.log] = map[string]*subjectState{}
 		}
-		lastByLog[m.log] = max(lastByLog[m.log], m.version)
+		st := subjects[m.log][m.subject]
+		if st == nil {
+			st = &subjectState{}
+			subjects[m.log][m.subject] = st
+		}
+		if m.version <= st.last {
+			resent++
+		}
+		st.last, st.top = m.version, max(st.top, m.version)
 	}
-	t.Logf("%d messages observed in order, none twice", len(msgs))
+	return resent, nil
+}
+
+// checkFenced accepts what a retry or a take-over may store and refuses what a fence must stop.
+func TestCheckFenced(t *testing.T) {
+	ch := func(subject string, version int64) observed {
+		return observed{subject: "s." + subject, log: "shop", version: version}
+	}
+	hd := func(version int64) observed {
+		return observed{subject: "s.head", log: "shop", version: version, head: true}
+	}
+	for _, tc := range []struct {
+		name   string
+		msgs   []observed
+		resent int
+		err    string
+	}{
+		{"in order", []observed{ch("a", 1), ch("b", 2), hd(2), ch("a", 3), hd(3)}, 0, ""},
+		{"a cut publish resent above the head", []observed{hd(2), ch("a", 3), ch("b", 4), ch("a", 3), ch("b", 4), ch("a", 5), hd(5)}, 2, ""},
+		{"a head claimed again", []observed{ch("a", 1), hd(1), hd(1), ch("a", 2), hd(2)}, 0, ""},
+		{"another log's versions are its own", []observed{hd(9), {subject: "t.a", log: "other", version: 1}}, 0, ""},
+		{"a change under its head", []observed{ch("a", 3), hd(3), ch("a", 3)}, 0, "s.a version 3 stored after its log's head 3"},
+		{"a head going back", []observed{hd(5), hd(4)}, 0, "went from version 5 back to 4"},
+		{"a stale copy behind the newer one at a head", []observed{hd(2), ch("a", 3), ch("a", 5), ch("a", 3), hd(5)}, 1, "s.a is at version 3 though 5 was stored"},
+		{"a state above the head is not judged yet", []observed{hd(2), ch("a", 6), ch("a", 3), hd(4)}, 1, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resent, err := checkFenced(tc.msgs)
+			switch {
+			case tc.err == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+				t.Fatalf("got %v, want an error containing %q", err, tc.err)
+			case tc.err == "" && resent != tc.resent:
+				t.Fatalf("resent %d, want %d", resent, tc.resent)
+			}
+		})
+	}
 }
 
 // A database reset under a running stream is detected by the epoch: the relay refuses to write

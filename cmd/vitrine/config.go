@@ -478,6 +478,7 @@ func observe(set *metrics.Set, process string, rep *replica.Replica, fol *feed.F
 			metrics.WriteCounterUint64(w, "vitrine_relay_settles_total", st.Settles)
 			metrics.WriteCounterUint64(w, "vitrine_relay_snapshots_total", st.Snapshots)
 			metrics.WriteCounterUint64(w, "vitrine_relay_repairs_total", st.Repairs)
+			metrics.WriteCounterUint64(w, "vitrine_relay_claims_total", st.Claims)
 			metrics.WriteCounterUint64(w, "vitrine_relay_events_total", st.Events)
 			metrics.WriteGaugeFloat64(w, "vitrine_relay_publish_lag_seconds", st.Lag.Seconds())
 			metrics.WriteGaugeUint64(w, "vitrine_relay_lease_held", b2u(st.LeaseHeld))

@@ -16,7 +16,10 @@
 // so a relay that restarts (or takes over) never republishes what a head covers; what a failed
 // publish left above the head is sent again, all of it and in order, so that each subject ends at
 // its last state before the head lands (changes carry no Nats-Msg-Id: feed.Message.MsgID says
-// why). Readers take a second copy as the same state at the same version.
+// why). Readers take a second copy as the same state at the same version. Before it publishes on
+// a head it did not store itself, or after a failed publish, the relay stores that head again
+// (Relay.claim), so that any other publisher of the same head is fenced off before this relay's
+// changes land.
 // What the stream holds is recorded in the database (the log's slot versions and digest, the
 // outbox rows deleted) a busy log's publishes at a time, at most Config.SettleEvery after the
 // first of them; the relay computes each head's digest from that record and what it published
@@ -32,7 +35,9 @@
 // # Invariants
 //
 //   - A log's messages reach the stream in version order, and a head only after every change it
-//     covers; a publisher fenced off (the head moved) writes nothing more.
+//     covers; a publisher fenced off (the head moved) writes nothing more. Nothing at or below a
+//     head's version is stored after it; above it, a retry or a new lease holder may store a
+//     change again, after its first copy and before the head that covers it.
 //   - Outbox rows are deleted only after the stream acknowledged them, and only by the lease
 //     holder; the log's record moves with them, in the same transaction.
 //   - Run returns only when its context ends; every failure is logged and retried.
@@ -221,6 +226,10 @@ type head struct {
 	version int64
 	adopted bool
 	digest  schema.LogDigest
+	// body is the head marker's message as stored; claimed is set while the message at seq is
+	// one this relay stored since it last learned the head or failed to publish (claim).
+	body    []byte
+	claimed bool
 	// settled is the version of the log's record in the database; pending holds the final state
 	// of each key published above it, in first-published order (index: key to position), and
 	// since when.
@@ -262,11 +271,11 @@ func (h *head) overlay(prev map[string]int64) {
 }
 
 type counters struct {
-	published, batches, fenced, snapshots, events, repairs, settles atomic.Uint64
-	lagNanos, publishedAt                                           atomic.Int64 // publishedAt: unix nanoseconds
-	leaseHeld, epochMismatch                                        atomic.Bool
-	mu                                                              sync.Mutex
-	lastErr                                                         string
+	published, batches, fenced, snapshots, events, repairs, settles, claims atomic.Uint64
+	lagNanos, publishedAt                                                   atomic.Int64 // publishedAt: unix nanoseconds
+	leaseHeld, epochMismatch                                                atomic.Bool
+	mu                                                                      sync.Mutex
+	lastErr                                                                 string
 }
 
 // Stats are a relay's counters for metrics.
@@ -282,6 +291,9 @@ type Stats struct {
 	Settles uint64
 	// Snapshots counts logs published from a database snapshot.
 	Snapshots uint64
+	// Claims counts head markers stored again to move a log's fence before publishing on a head
+	// this relay did not store, or after a failed publish (Relay.claim).
+	Claims uint64
 	// Events counts domain events written to the event stream.
 	Events uint64
 	// Repairs counts logs republished from a snapshot because the stream no longer held what the
@@ -373,7 +385,7 @@ func (r *Relay) PublishedWithin(d time.Duration) bool {
 func (r *Relay) Stats() Stats {
 	return Stats{
 		Published: r.stats.published.Load(), Batches: r.stats.batches.Load(), Fenced: r.stats.fenced.Load(), Settles: r.stats.settles.Load(),
-		Snapshots: r.stats.snapshots.Load(), Events: r.stats.events.Load(), Repairs: r.stats.repairs.Load(), Lag: time.Duration(r.stats.lagNanos.Load()),
+		Snapshots: r.stats.snapshots.Load(), Claims: r.stats.claims.Load(), Events: r.stats.events.Load(), Repairs: r.stats.repairs.Load(), Lag: time.Duration(r.stats.lagNanos.Load()),
 		LeaseHeld: r.stats.leaseHeld.Load(), EpochMismatch: r.stats.epochMismatch.Load(),
 	}
 }
@@ -755,7 +767,7 @@ func (r *Relay) loadHead(ctx context.Context, l schema.LogRef) (head, error) {
 		if err != nil || !c.IsHead() {
 			return head{}, fmt.Errorf("relay: unreadable head on %s: %v", subj, err)
 		}
-		h.seq, h.version, stamped = msg.Sequence, c.Version, c.Digest
+		h.seq, h.version, h.body, stamped = msg.Sequence, c.Version, msg.Data, c.Digest
 	}
 	rec, ok, err := r.db.LogDigestState(ctx, l.ID)
 	if err != nil {
@@ -881,6 +893,9 @@ func (r *Relay) publishLog(ctx context.Context, l schema.LogRef) error {
 			delete(r.heads, l.Name)
 			return r.publishSnapshot(ctx, l)
 		}
+		if h, err = r.claim(ctx, l, h); err != nil {
+			return err
+		}
 		h.overlay(prev) // the keys published since the record: their state in the stream
 		d, changes := schema.AdvanceDigest(h.digest, prev, rows)
 		msgs := make([]feed.Message, 0, len(rows)+1)
@@ -905,7 +920,7 @@ func (r *Relay) publishLog(ctx context.Context, l schema.LogRef) error {
 		r.stats.published.Add(uint64(len(rows)))
 		r.stats.publishedAt.Store(time.Now().UnixNano())
 		r.stats.lagNanos.Store(int64(time.Since(rows[0].CreatedAt)))
-		h.seq, h.version, h.digest = seq, top, d
+		h.seq, h.version, h.digest, h.body = seq, top, d, msgs[len(msgs)-1].Body
 		h.merge(changes)
 		r.heads[l.Name] = h
 		// A log's first publish is settled at once: a relay taking over adopts a log with a
@@ -1026,10 +1041,46 @@ func (r *Relay) publish(ctx context.Context, l schema.LogRef, msgs []feed.Messag
 		return 0, err
 	}
 	if err != nil {
+		// Messages of this publish may still reach the stream (a cut connection, a context that
+		// ended with acknowledgements outstanding): the next publish claims the head first.
+		if cur, ok := r.heads[l.Name]; ok {
+			cur.claimed = false
+			r.heads[l.Name] = cur
+		}
 		return 0, err
 	}
 	r.stats.batches.Add(1)
 	return seq, nil
+}
+
+// claim stores the log's head marker again, fenced on itself, unless the relay stored the
+// message at h.seq itself and has not failed a publish since. Every message of a publish is
+// fenced on the head's sequence, so a publisher that learned the same head (a relay frozen past
+// its lease and resumed, with messages of a publish still in flight; this relay's own earlier
+// attempt) passes the fence until the head moves. Without the claim that is until this relay's
+// publish ends with its head: a stale message landing among this relay's changes, after the
+// copy of its subject, would leave the subject at an older state under the new head, which no
+// replica could then claim (its digest counts the newer state). With it, the fence moves before
+// this relay stores any change: what the other publisher stored before is below everything this
+// relay sends, and what it sends after is refused. A log without a head in the stream has nothing
+// to claim (a head at version 0 would make it ready, empty, on every edge); its first publish is
+// fenced on the subject being empty, as before. The copy is the same head (version and digest):
+// replicas take it as already applied. It costs one message per log the relay publishes after it
+// learned the log's head from the stream (a start, a lost fence) or failed a publish.
+func (r *Relay) claim(ctx context.Context, l schema.LogRef, h head) (head, error) {
+	if h.claimed || h.seq == 0 {
+		return h, nil
+	}
+	m := feed.Message{Subject: r.cfg.Feed.HeadSubject(l.Shard, l.Name), Body: h.body,
+		MsgID: r.epoch + ":" + l.Name + ":claim@" + strconv.FormatUint(h.seq, 10)}
+	seq, err := r.publish(ctx, l, []feed.Message{m}, h)
+	if err != nil {
+		return h, err
+	}
+	r.stats.claims.Add(1)
+	h.seq, h.claimed = seq, true
+	r.heads[l.Name] = h
+	return h, nil
 }
 
 // publishSnapshot publishes a log's current state from the database, in batches, the head last
@@ -1041,18 +1092,25 @@ func (r *Relay) publishSnapshot(ctx context.Context, l schema.LogRef) error {
 	if err != nil {
 		return err
 	}
+	if h, err = r.claim(ctx, l, h); err != nil {
+		return err
+	}
 	stale, err := r.streamSubjects(ctx, l)
 	if err != nil {
 		return err
 	}
 	fence := h.seq
-	var batch []feed.Message
+	var (
+		batch    []feed.Message
+		headBody []byte // the head marker this snapshot stored
+	)
 	first := fence
 	flush := func(withHead bool, top int64, d *schema.LogDigest) error {
 		if withHead {
 			m := r.headMessage(l, top, d)
 			m.MsgID = r.snapshotID(l, first, "head:"+fmt.Sprint(top))
 			batch = append(batch, m)
+			headBody = m.Body
 		}
 		if len(batch) == 0 {
 			return nil
@@ -1065,6 +1123,9 @@ func (r *Relay) publishSnapshot(ctx context.Context, l schema.LogRef) error {
 		if errors.Is(err, feed.ErrFenced) {
 			r.stats.fenced.Add(1)
 			delete(r.heads, l.Name)
+		} else if cur, ok := r.heads[l.Name]; err != nil && ok {
+			cur.claimed = false // messages of this publish may still land: claim the head first
+			r.heads[l.Name] = cur
 		}
 		if err != nil {
 			return err
@@ -1119,7 +1180,7 @@ func (r *Relay) publishSnapshot(ctx context.Context, l schema.LogRef) error {
 		}
 		return err
 	}
-	r.heads[l.Name] = head{seq: fence, version: version, adopted: true, digest: d, settled: version}
+	r.heads[l.Name] = head{seq: fence, version: version, adopted: true, digest: d, settled: version, body: headBody, claimed: true}
 	delete(r.unsettled, l.Name)
 	r.stats.snapshots.Add(1)
 	r.log.Info("published log snapshot", "log", l.Name, "version", version, "tombstoned", len(stale))

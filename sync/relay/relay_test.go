@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -555,5 +556,90 @@ func TestRelayAdoptsALogWithoutRecord(t *testing.T) {
 	rec, _, _ := r.db.LogDigestState(ctx, log.ID)
 	if got := r.rep.TenantBySlug("shop").Snapshot().LogDigest; got.PubCount != rec.Digest.PubCount || got.PubSum != rec.Digest.PubSum {
 		t.Fatalf("replica %+v, record %+v", got, rec.Digest)
+	}
+}
+
+// A relay publishing on a head it did not store claims it first: it stores the head again, so
+// that a publisher that learned the same head (a relay frozen past its lease, with a publish
+// still in flight) is fenced off before this relay's changes land, not only after its head.
+func TestTakeOverClaimsTheHead(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, relay.Config{})
+	tn := storetest.Tenant(t, r.db, "shop")
+	v1 := r.write(t, tn, "a", schema.ProductActive)
+	waitFor(t, "the first write", func() bool { tt := r.rep.TenantBySlug("shop"); return tt != nil && tt.Version() >= v1 })
+	if n := r.relay.Stats().Claims; n != 0 {
+		t.Fatalf("the relay that stored every head claimed %d", n)
+	}
+	r.stopRelay()
+	nc := r.ns.Connect(t)
+	js, _ := jetstream.New(nc)
+	cfg := feed.Config{}.WithDefaults()
+	st, err := js.Stream(ctx, cfg.Stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	headSubject := cfg.HeadSubject(0, "shop")
+	old, err := st.GetLastMsgForSubject(ctx, headSubject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2 := r.write(t, tn, "b", schema.ProductActive)
+	// The stream is compacted (the claim is superseded by the next head): watch it as it comes.
+	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverNewPolicy,
+		FilterSubjects: []string{cfg.Subject(0, "shop", ">")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var got []string
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		c, err := schema.DecodeChange(m.Data())
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case err != nil:
+			got = append(got, "undecodable")
+		case m.Subject() == headSubject && string(m.Data()) == string(old.Data):
+			got = append(got, "the old head")
+		default:
+			got = append(got, fmt.Sprintf("%s@%d", c.Key(), c.Version))
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Stop()
+
+	next := r.startRelay(t, relay.Config{})
+	waitFor(t, "the write after the take-over", func() bool { return r.rep.TenantBySlug("shop").Version() >= v2 })
+	// The log's messages after the old head: the same head again, then the change, then its head.
+	head := fmt.Sprintf("pub.%s.%s@%d", schema.KindHead, schema.HeadID, v2)
+	waitFor(t, "the watch to see the head", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(got) > 0 && got[len(got)-1] == head
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"the old head", fmt.Sprintf("pub.product.2@%d", v2), head}
+	if strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Fatalf("after the take-over the stream holds\n%s\nwant\n%s", strings.Join(got, ", "), strings.Join(want, ", "))
+	}
+	if n := next.Stats().Claims; n != 1 {
+		t.Fatalf("claims = %d, want 1", n)
+	}
+	// Fenced on the old head's sequence, nothing lands any more.
+	stale := schema.NewChange("shop", schema.KindProduct, "1", schema.Pub, &schema.Product{ID: 1, Slug: "a", Title: "OLD"})
+	stale.Version, stale.TxnFirst, stale.TxnLast = v1, v1, v1
+	if _, err := feed.Publish(ctx, js, r.rep.Epoch(), []feed.Message{{Subject: cfg.Subject(0, "shop", stale.Key()), Body: stale.Encode()}},
+		headSubject, old.Sequence); !errors.Is(err, feed.ErrFenced) {
+		t.Fatalf("a publish fenced on the old head: err = %v, want fenced", err)
+	}
+	// The claim is made once: the next write is published on the relay's own head.
+	v3 := r.write(t, tn, "c", schema.ProductActive)
+	waitFor(t, "the next write", func() bool { return r.rep.TenantBySlug("shop").Version() >= v3 })
+	if n := next.Stats().Claims; n != 1 {
+		t.Fatalf("claims after another write = %d, want 1", n)
 	}
 }
