@@ -476,15 +476,28 @@ func TestWebhooksSurviveKill(t *testing.T) {
 		t.Fatalf("%d bad signatures", rc.badSigs)
 	}
 	// One delivery per event, all delivered; an attempt the dead origin never recorded is logged.
-	var all []webhooks.Delivery
-	for page := 1; ; page++ {
-		r := sh.admin("GET", fmt.Sprintf("/api/admin/webhooks/%s/deliveries?per_page=100&page=%d", id, page), "")
-		p := decode[deliveryPage](t, r)
-		all = append(all, p.Data...)
-		if len(p.Data) < 100 {
-			break
+	// The receiver sees an event before its sender records the answer: wait for the records.
+	listAll := func() []webhooks.Delivery {
+		var all []webhooks.Delivery
+		for page := 1; ; page++ {
+			r := sh.admin("GET", fmt.Sprintf("/api/admin/webhooks/%s/deliveries?per_page=100&page=%d", id, page), "")
+			p := decode[deliveryPage](t, r)
+			all = append(all, p.Data...)
+			if len(p.Data) < 100 {
+				return all
+			}
 		}
 	}
+	var all []webhooks.Delivery
+	waitFor(t, 30*time.Second, "every delivery recorded as answered", func() bool {
+		all = listAll()
+		for _, d := range all {
+			if d.State == "pending" {
+				return false
+			}
+		}
+		return true
+	})
 	lost := 0
 	for _, d := range all {
 		if d.State != "delivered" {
