@@ -41,6 +41,7 @@ func TestWebhookCommand(t *testing.T) {
 		k := rc.kinds()
 		return k["product.created"] == 1 && k[webhooks.TestKind] == 1
 	})
+	sh.waitAnswered(id)
 	if d := cmd("deliveries", "-id", id); !strings.Contains(d, "2 deliveries") || strings.Count(d, "delivered") != 2 {
 		t.Fatalf("deliveries: %s", d)
 	}

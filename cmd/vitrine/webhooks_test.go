@@ -167,6 +167,13 @@ func (sh *shop) deliveries(id, query string) deliveryPage {
 	return decode[deliveryPage](sh.t, r)
 }
 
+// waitAnswered waits until no delivery of the endpoint is pending: a receiver sees an event
+// before the worker that sent it records the answer.
+func (sh *shop) waitAnswered(id string) {
+	sh.t.Helper()
+	waitUntil(sh.t, "every delivery of "+id+" recorded as answered", func() bool { return sh.deliveries(id, "&state=pending").Total == 0 })
+}
+
 // Webhooks end to end: real actions produce events, the relay puts them on the event stream,
 // the origin's dispatcher delivers them signed to a receiver that fails at first; every event
 // arrives, retries are in the log, and an endpoint gets only the kinds it asked for.
@@ -225,6 +232,7 @@ func TestWebhooks(t *testing.T) {
 	})
 
 	t.Run("retries are in the log", func(t *testing.T) {
+		sh.waitAnswered(allID)
 		log := sh.deliveries(allID, "")
 		retried := 0
 		for _, d := range log.Data {
@@ -476,28 +484,16 @@ func TestWebhooksSurviveKill(t *testing.T) {
 		t.Fatalf("%d bad signatures", rc.badSigs)
 	}
 	// One delivery per event, all delivered; an attempt the dead origin never recorded is logged.
-	// The receiver sees an event before its sender records the answer: wait for the records.
-	listAll := func() []webhooks.Delivery {
-		var all []webhooks.Delivery
-		for page := 1; ; page++ {
-			r := sh.admin("GET", fmt.Sprintf("/api/admin/webhooks/%s/deliveries?per_page=100&page=%d", id, page), "")
-			p := decode[deliveryPage](t, r)
-			all = append(all, p.Data...)
-			if len(p.Data) < 100 {
-				return all
-			}
+	sh.waitAnswered(id)
+	var all []webhooks.Delivery
+	for page := 1; ; page++ {
+		r := sh.admin("GET", fmt.Sprintf("/api/admin/webhooks/%s/deliveries?per_page=100&page=%d", id, page), "")
+		p := decode[deliveryPage](t, r)
+		all = append(all, p.Data...)
+		if len(p.Data) < 100 {
+			break
 		}
 	}
-	var all []webhooks.Delivery
-	waitFor(t, 30*time.Second, "every delivery recorded as answered", func() bool {
-		all = listAll()
-		for _, d := range all {
-			if d.State == "pending" {
-				return false
-			}
-		}
-		return true
-	})
 	lost := 0
 	for _, d := range all {
 		if d.State != "delivered" {
