@@ -67,7 +67,7 @@ test: fmt-check vet build
 	rec="$$(mktemp -d)"; trap 'rm -rf "$$rec"' EXIT; \
 	VITRINE_TEST_DATABASE_URL="$$url" VITRINE_REQUIRE_BROWSER=1 VITRINE_SQL_RECORD="$$rec" VITRINE_STRIPE_MOCK="$$stripemock" \
 		VITRINE_FLEET_BINARY="$(abspath $(BIN))" VITRINE_BENCH_BINARY="$(abspath $(BIN))" \
-		$(GO) test -race -trimpath -count=1 -timeout 15m $$($(GO) list $(PKGS) | grep -v '/crdbcheck$$') && \
+		$(GO) test -race -trimpath -count=1 -p 3 -timeout 15m $$($(GO) list $(PKGS) | grep -v '/crdbcheck$$') && \
 	VITRINE_SQL_RECORD="$$rec" $(GO) test -trimpath -count=1 ./origin/store/crdbcheck
 
 # Regenerate schema/openapi.json (served by edges at /api/openapi.json) from the route table and
