@@ -131,13 +131,7 @@ func TestRelayReplicatesToReplica(t *testing.T) {
 	}
 	// Changes go out without a Nats-Msg-Id, so that a retry stores all of them again, in order
 	// (feed.Message.MsgID).
-	nc := r.ns.Connect(t)
-	js, _ := jetstream.New(nc)
-	cfg := feed.Config{}.WithDefaults()
-	st, err := js.Stream(ctx, cfg.Stream)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, st, cfg := r.stateStream(t)
 	msg, err := st.GetLastMsgForSubject(ctx, cfg.Subject(0, "shop", "pub.product.2"))
 	if err != nil {
 		t.Fatal(err)
@@ -201,10 +195,7 @@ func TestHeadWithForeignSequenceHeader(t *testing.T) {
 	}
 	v := write("a")
 	waitFor(t, "the first write", func() bool { tt := r.rep.TenantBySlug("shop"); return tt != nil && tt.Version() >= v })
-	nc := r.ns.Connect(t)
-	js, _ := jetstream.New(nc)
-	cfg := feed.Config{}.WithDefaults()
-	st, _ := js.Stream(ctx, cfg.Stream)
+	_, js, st, cfg := r.stateStream(t)
 	head, err := st.GetLastMsgForSubject(ctx, cfg.HeadSubject(0, "shop"))
 	if err != nil {
 		t.Fatal(err)
@@ -219,6 +210,23 @@ func TestHeadWithForeignSequenceHeader(t *testing.T) {
 	}
 	v = write("b")
 	waitFor(t, "the write after the foreign head", func() bool { return r.rep.TenantBySlug("shop").Version() >= v })
+}
+
+// stateStream connects to the rig's nats-server and returns the connection, its JetStream API,
+// the state stream and the feed configuration the rig's relays publish with.
+func (r *rig) stateStream(t *testing.T) (*nats.Conn, jetstream.JetStream, jetstream.Stream, feed.Config) {
+	t.Helper()
+	nc := r.ns.Connect(t)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := feed.Config{}.WithDefaults()
+	st, err := js.Stream(context.Background(), cfg.Stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc, js, st, cfg
 }
 
 // startRelay runs another relay on the rig's database and NATS until the test ends, and makes
@@ -420,10 +428,7 @@ func TestRelayRepairsALostTail(t *testing.T) {
 	write("draft", schema.ProductDraft)
 	v := write("desk", schema.ProductActive)
 	waitFor(t, "replication", func() bool { tt := r.rep.TenantBySlug("shop"); return tt != nil && tt.Version() >= v })
-	nc := r.ns.Connect(t)
-	js, _ := jetstream.New(nc)
-	cfg := feed.Config{}.WithDefaults()
-	st, _ := js.Stream(ctx, cfg.Stream)
+	_, _, st, cfg := r.stateStream(t)
 	if err := st.Purge(ctx, jetstream.WithPurgeSubject(cfg.Subject(0, "shop", ">"))); err != nil {
 		t.Fatal(err)
 	}
@@ -580,13 +585,7 @@ func TestTakeOverClaimsTheHead(t *testing.T) {
 		return len(rows) == 0
 	})
 	r.stopRelay()
-	nc := r.ns.Connect(t)
-	js, _ := jetstream.New(nc)
-	cfg := feed.Config{}.WithDefaults()
-	st, err := js.Stream(ctx, cfg.Stream)
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc, js, st, cfg := r.stateStream(t)
 	headSubject := cfg.HeadSubject(0, "shop")
 	old, err := st.GetLastMsgForSubject(ctx, headSubject)
 	if err != nil {
