@@ -920,7 +920,7 @@ func (r *Relay) publishLog(ctx context.Context, l schema.LogRef) error {
 		r.stats.published.Add(uint64(len(rows)))
 		r.stats.publishedAt.Store(time.Now().UnixNano())
 		r.stats.lagNanos.Store(int64(time.Since(rows[0].CreatedAt)))
-		h.seq, h.version, h.digest, h.body = seq, top, d, msgs[len(msgs)-1].Body
+		h.seq, h.version, h.digest, h.body, h.claimed = seq, top, d, msgs[len(msgs)-1].Body, true
 		h.merge(changes)
 		r.heads[l.Name] = h
 		// A log's first publish is settled at once: a relay taking over adopts a log with a
