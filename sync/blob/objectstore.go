@@ -265,7 +265,9 @@ func (s *ObjectStore) meta(ctx context.Context, name string, leader bool) (m obj
 // answered by its leader (the message get API) or by its replicas that are ready (direct gets):
 // for a moment after the stream is created, scaled or loses its leader, nobody answers, and the
 // request fails at once with "no responders". That is a wait, not an error (a Put right after
-// NewObjectStore created the bucket met it, one run in a dozen on a loaded machine).
+// NewObjectStore created the bucket met it, one run in a dozen on a loaded machine). ctx bounds
+// the wait: the store's Timeout, or the caller's deadline (an edge's open timeout), so a bucket
+// with no replica up answers as a server that does not answer does.
 func untilAnswered(ctx context.Context, get func() (*jetstream.RawStreamMsg, error)) (*jetstream.RawStreamMsg, error) {
 	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
 		raw, err := get()
