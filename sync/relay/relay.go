@@ -283,7 +283,7 @@ type Stats struct {
 	// Published counts change messages written to the state stream (heads excluded).
 	Published uint64
 	// Batches counts publishes the stream took whole: a log's changes of a round with their head,
-	// or a part of a snapshot.
+	// a part of a snapshot, or a claim (Claims).
 	Batches uint64
 	// Fenced counts publishes refused because another publisher moved a log's head.
 	Fenced uint64
