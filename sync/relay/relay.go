@@ -1115,22 +1115,10 @@ func (r *Relay) publishSnapshot(ctx context.Context, l schema.LogRef) error {
 		if len(batch) == 0 {
 			return nil
 		}
-		r.renewIfDue(ctx)
-		if !r.holds() {
-			return errLeaseLost
-		}
-		seq, err := feed.Publish(ctx, r.js, r.epoch, batch, r.cfg.Feed.HeadSubject(l.Shard, l.Name), fence)
-		if errors.Is(err, feed.ErrFenced) {
-			r.stats.fenced.Add(1)
-			delete(r.heads, l.Name)
-		} else if cur, ok := r.heads[l.Name]; err != nil && ok {
-			cur.claimed = false // messages of this publish may still land: claim the head first
-			r.heads[l.Name] = cur
-		}
+		seq, err := r.publish(ctx, l, batch, head{seq: fence})
 		if err != nil {
 			return err
 		}
-		r.stats.batches.Add(1)
 		r.stats.published.Add(uint64(len(batch)))
 		if withHead {
 			fence = seq
