@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,7 +28,7 @@ type Cluster struct {
 type ClusterNode struct {
 	*server.Server
 	name, dir   string
-	port, cport int   // client and route ports, kept across restarts
+	port, cport int   // client and route ports (-1 until first started), kept across restarts
 	routes      []int // route ports of the other nodes
 	clusterName string
 }
@@ -41,20 +42,6 @@ func RunCluster(t testing.TB, n int) *Cluster {
 		t.Fatalf("natstest: a cluster needs at least 2 nodes, got %d", n)
 	}
 	c := &Cluster{}
-	// Reserve every route port first: each node names all the others in its routes, so any node
-	// can restart and rejoin whichever others are up.
-	cports := freePorts(t, n)
-	ports := freePorts(t, n)
-	for i := range n {
-		node := &ClusterNode{name: "n" + strconv.Itoa(i+1), dir: t.TempDir(), port: ports[i], cport: cports[i],
-			clusterName: "vitrine-test"}
-		for j, p := range cports {
-			if j != i {
-				node.routes = append(node.routes, p)
-			}
-		}
-		c.Nodes = append(c.Nodes, node)
-	}
 	t.Cleanup(func() {
 		for _, node := range c.Nodes {
 			if node.Server != nil {
@@ -63,31 +50,31 @@ func RunCluster(t testing.TB, n int) *Cluster {
 			}
 		}
 	})
-	for _, node := range c.Nodes {
+	// Each node but the first binds ports of its own choosing (port -1) and routes to the nodes
+	// started before it, so every pair is joined. Ports picked free beforehand and bound later (as
+	// they all were) can be taken in between, by another node of the list or another test's
+	// connection under a loaded suite, and that node never comes up. The first node needs a route
+	// configured to start JetStream clustered: its own route port, picked just before it binds it
+	// (a server ignores a route to itself). Once up, a node restarts on the ports it bound, routed
+	// to every other node.
+	cports := []int{freePort(t)}
+	for i := range n {
+		node := &ClusterNode{name: "n" + strconv.Itoa(i+1), dir: t.TempDir(), port: -1, cport: -1,
+			clusterName: "vitrine-test", routes: slices.Clone(cports)}
+		if i == 0 {
+			node.cport, cports = cports[0], nil
+		}
+		c.Nodes = append(c.Nodes, node)
 		node.start(t)
+		node.port = node.Server.Addr().(*net.TCPAddr).Port
+		node.cport = node.Server.ClusterAddr().Port
+		cports = append(cports, node.cport)
+	}
+	for i, node := range c.Nodes {
+		node.routes = slices.Delete(slices.Clone(cports), i, i+1)
 	}
 	c.WaitReady(t, n)
 	return c
-}
-
-// freePorts returns n loopback ports that were free a moment ago (all listened on at once, so
-// they differ).
-func freePorts(t testing.TB, n int) []int {
-	t.Helper()
-	var ports []int
-	var ls []net.Listener
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	for _, l := range ls {
-		l.Close()
-	}
-	return ports
 }
 
 func (node *ClusterNode) start(t testing.TB) {

@@ -195,6 +195,7 @@ func (s *Secure) render(t testing.TB, name string, reps []replacement, dropBlock
 	return out
 }
 
+// freePort returns a loopback port that was free a moment ago.
 func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
