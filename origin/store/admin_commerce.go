@@ -39,7 +39,7 @@ func (tx *Tx) IssueGiftCard(ctx context.Context, t *schema.Tenant, code, currenc
 	if err := schema.ValidateText("note", note, 1000, false); err != nil {
 		return "", nil, err
 	}
-	if expiresAt != nil && !expiresAt.After(tx.now) {
+	if expiresAt != nil && !expiresAt.After(tx.Now()) {
 		return "", nil, schema.Invalid("expires_at", "expires_at must be in the future")
 	}
 	if code != "" {

@@ -52,14 +52,14 @@ func (db *DB) CreateAgentSession(ctx context.Context, t *schema.Tenant, s *Agent
 	return db.Tx(ctx, func(tx *Tx) error {
 		var active int
 		if err := tx.pg.QueryRow(ctx, `SELECT count(*) FROM agent_sessions WHERE tenant_id = $1 AND user_id = $2 AND expires_at > $3`,
-			t.ID, int64(s.UserID), tx.now).Scan(&active); err != nil {
+			t.ID, int64(s.UserID), tx.Now()).Scan(&active); err != nil {
 			return err
 		}
 		if active >= maxActive {
 			return &schema.Error{Code: schema.CodeConflict, CMSCode: "agent_too_many_sessions",
 				Message: "You have too many active agent sessions; wait for one to expire."}
 		}
-		s.CreatedAt, s.ExpiresAt = tx.now, tx.now.Add(lifetime)
+		s.CreatedAt, s.ExpiresAt = tx.Now(), tx.Now().Add(lifetime)
 		err := tx.pg.QueryRow(ctx, `INSERT INTO agent_sessions (tenant_id, user_id, app_password, token_hash, label, abilities,
 				calls_per_minute, created_at, expires_at)
 			SELECT $1, $2, uuid, $4, $5, $6, $7, $8, $9 FROM app_passwords WHERE tenant_id = $1 AND user_id = $2 AND hash = $3

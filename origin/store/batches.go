@@ -44,20 +44,20 @@ func (tx *Tx) CreateLabelBatch(ctx context.Context, t *schema.Tenant, b *LabelBa
 	var id string
 	err = tx.pg.QueryRow(ctx, `INSERT INTO label_batches (tenant_id, idempotency_key, request_hash, service, created_at)
 		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (tenant_id, idempotency_key) DO NOTHING RETURNING id::text`,
-		t.ID, b.Key, b.RequestHash, b.Service, tx.now).Scan(&id)
+		t.ID, b.Key, b.RequestHash, b.Service, tx.Now()).Scan(&id)
 	if err == pgx.ErrNoRows {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	b.ID, b.CreatedAt = id, tx.now
+	b.ID, b.CreatedAt = id, tx.Now()
 	for i, ref := range refs {
 		if _, err := tx.pg.Exec(ctx, `INSERT INTO label_batch_items (tenant_id, batch_id, position, reference, status, queued_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $6)`, t.ID, id, i, ref, BatchQueued, tx.now); err != nil {
+			VALUES ($1, $2, $3, $4, $5, $6, $6)`, t.ID, id, i, ref, BatchQueued, tx.Now()); err != nil {
 			return false, err
 		}
-		b.Items = append(b.Items, &BatchItem{Position: i, Reference: ref, Status: BatchQueued, Shipments: json.RawMessage("[]"), QueuedAt: tx.now})
+		b.Items = append(b.Items, &BatchItem{Position: i, Reference: ref, Status: BatchQueued, Shipments: json.RawMessage("[]"), QueuedAt: tx.Now()})
 	}
 	return true, nil
 }
@@ -108,12 +108,12 @@ func (tx *Tx) FinishBatchItem(ctx context.Context, t *schema.Tenant, batchID str
 	}
 	if _, err := tx.pg.Exec(ctx, `UPDATE label_batch_items SET status = $4, error = $5, shipments = $6, updated_at = $7
 		WHERE tenant_id = $1 AND batch_id = $2 AND position = $3 AND status = $8`,
-		t.ID, batchID, position, status, errMsg, []byte(shipments), tx.now, BatchQueued); err != nil {
+		t.ID, batchID, position, status, errMsg, []byte(shipments), tx.Now(), BatchQueued); err != nil {
 		return err
 	}
 	_, err := tx.pg.Exec(ctx, `UPDATE label_batches SET finished_at = $3 WHERE tenant_id = $1 AND id = $2 AND finished_at IS NULL
 		AND NOT EXISTS (SELECT 1 FROM label_batch_items WHERE tenant_id = $1 AND batch_id = $2 AND status = $4)`,
-		t.ID, batchID, tx.now, BatchQueued)
+		t.ID, batchID, tx.Now(), BatchQueued)
 	return err
 }
 

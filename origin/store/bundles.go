@@ -85,7 +85,7 @@ func (tx *Tx) PutBundle(ctx context.Context, t *schema.Tenant, product schema.Pr
 	comps, _ := json.Marshal(components)
 	b, err := scanBundle(tx.pg.QueryRow(ctx, `INSERT INTO bundles (tenant_id, product_id, components, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $4) ON CONFLICT (tenant_id, product_id) DO UPDATE SET components = $3, updated_at = $4
-		RETURNING product_id, components, created_at, updated_at`, t.ID, int64(product), comps, tx.now))
+		RETURNING product_id, components, created_at, updated_at`, t.ID, int64(product), comps, tx.Now()))
 	if err != nil {
 		return nil, err
 	}

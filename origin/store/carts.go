@@ -92,7 +92,7 @@ func (tx *Tx) PutSettings(ctx context.Context, t *schema.Tenant, s Settings) err
 		VALUES ($1, $2, $3, $4, $5, $6, $7)
 		ON CONFLICT (tenant_id) DO UPDATE SET tax_basis_points = $2, tax_inclusive = $3, tax_on_shipping = $4,
 			cart_ttl_seconds = $5, token_ttl_seconds = $6, updated_at = $7`,
-		t.ID, s.TaxBasisPoints, s.TaxInclusive, s.TaxOnShipping, int64(s.CartTTL/time.Second), int64(s.TokenTTL/time.Second), tx.now)
+		t.ID, s.TaxBasisPoints, s.TaxInclusive, s.TaxOnShipping, int64(s.CartTTL/time.Second), int64(s.TokenTTL/time.Second), tx.Now())
 	return err
 }
 
@@ -142,7 +142,7 @@ func (tx *Tx) PutShippingMethod(ctx context.Context, t *schema.Tenant, m Shippin
 	_, err := tx.pg.Exec(ctx, `INSERT INTO shipping_methods (tenant_id, code, name, prices, free_over, position, active, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 		ON CONFLICT (tenant_id, code) DO UPDATE SET name = $3, prices = $4, free_over = $5, position = $6, active = $7, updated_at = $8`,
-		t.ID, m.Code, m.Name, jsonb(m.Prices), jsonb(m.FreeOver), m.Position, m.Active, tx.now)
+		t.ID, m.Code, m.Name, jsonb(m.Prices), jsonb(m.FreeOver), m.Position, m.Active, tx.Now())
 	return err
 }
 
@@ -173,7 +173,7 @@ func (tx *Tx) loadCart(ctx context.Context, t *schema.Tenant, sessionHash []byte
 	if err != nil {
 		return nil, err
 	}
-	if !c.ExpiresAt.After(tx.now) {
+	if !c.ExpiresAt.After(tx.Now()) {
 		if lock {
 			_, err := tx.pg.Exec(ctx, `DELETE FROM carts WHERE tenant_id = $1 AND session_hash = $2`, t.ID, sessionHash)
 			return nil, err
@@ -197,7 +197,7 @@ func (tx *Tx) loadCart(ctx context.Context, t *schema.Tenant, sessionHash []byte
 // SaveCart writes a cart's options, bumps its revision and extends its life by ttl.
 func (tx *Tx) SaveCart(ctx context.Context, t *schema.Tenant, c *Cart, ttl time.Duration) error {
 	c.Revision++
-	c.UpdatedAt, c.ExpiresAt = tx.now, tx.now.Add(ttl)
+	c.UpdatedAt, c.ExpiresAt = tx.Now(), tx.Now().Add(ttl)
 	var customer any
 	if c.CustomerID != 0 {
 		customer = c.CustomerID
@@ -246,9 +246,9 @@ func (tx *Tx) SetCartItem(ctx context.Context, t *schema.Tenant, c *Cart, varian
 	if len(c.Items) >= MaxCartLines {
 		return &schema.Error{Code: schema.CodeConflict, Message: "a cart holds at most 100 lines"}
 	}
-	c.Items = append(c.Items, CartItem{VariantID: variant, Quantity: quantity, AddedAt: tx.now})
+	c.Items = append(c.Items, CartItem{VariantID: variant, Quantity: quantity, AddedAt: tx.Now()})
 	_, err := tx.pg.Exec(ctx, `INSERT INTO cart_items (tenant_id, session_hash, variant_id, quantity, added_at) VALUES ($1, $2, $3, $4, $5)`,
-		t.ID, c.SessionHash, int64(variant), quantity, tx.now)
+		t.ID, c.SessionHash, int64(variant), quantity, tx.Now())
 	return err
 }
 
@@ -276,7 +276,7 @@ func (tx *Tx) OpenCart(ctx context.Context, t *schema.Tenant, sessionHash []byte
 		return c, err
 	}
 	_, err := tx.pg.Exec(ctx, `INSERT INTO carts (tenant_id, session_hash, currency, revision, created_at, updated_at, expires_at)
-		VALUES ($1, $2, $3, 0, $4, $4, $5) ON CONFLICT (tenant_id, session_hash) DO NOTHING`, t.ID, sessionHash, currency, tx.now, tx.now.Add(ttl))
+		VALUES ($1, $2, $3, 0, $4, $4, $5) ON CONFLICT (tenant_id, session_hash) DO NOTHING`, t.ID, sessionHash, currency, tx.Now(), tx.Now().Add(ttl))
 	if err != nil {
 		return nil, err
 	}

@@ -107,7 +107,7 @@ func (tx *Tx) CreateProduct(ctx context.Context, t *schema.Tenant, p *schema.Pro
 		return err
 	}
 	p.ID = schema.ProductID(id)
-	p.CreatedAt, p.UpdatedAt = tx.now, tx.now
+	p.CreatedAt, p.UpdatedAt = tx.Now(), tx.Now()
 	if err := tx.saveProduct(ctx, t, nil, p); err != nil {
 		return err
 	}
@@ -196,7 +196,7 @@ func (tx *Tx) updateProduct(ctx context.Context, t *schema.Tenant, old, p *schem
 	if err := tx.checkCategories(ctx, t, added); err != nil {
 		return err
 	}
-	p.UpdatedAt = tx.now
+	p.UpdatedAt = tx.Now()
 	if err := tx.saveProduct(ctx, t, old, p); err != nil {
 		return err
 	}
@@ -346,7 +346,7 @@ func (tx *Tx) CreateVariant(ctx context.Context, t *schema.Tenant, v *StockedVar
 		return err
 	}
 	v.ID = schema.VariantID(id)
-	v.CreatedAt, v.UpdatedAt = tx.now, tx.now
+	v.CreatedAt, v.UpdatedAt = tx.Now(), tx.Now()
 	if err := tx.setAvailability(ctx, t, v); err != nil {
 		return err
 	}
@@ -372,7 +372,7 @@ func (tx *Tx) UpdateVariant(ctx context.Context, t *schema.Tenant, old, v *Stock
 	if err != nil {
 		return err
 	}
-	v.UpdatedAt = tx.now
+	v.UpdatedAt = tx.Now()
 	if err := tx.setAvailability(ctx, t, v); err != nil {
 		return err
 	}
@@ -513,7 +513,7 @@ func (tx *Tx) CreateCategory(ctx context.Context, t *schema.Tenant, c *schema.Ca
 	if err := tx.checkParent(ctx, t, c); err != nil {
 		return err
 	}
-	c.CreatedAt, c.UpdatedAt = tx.now, tx.now
+	c.CreatedAt, c.UpdatedAt = tx.Now(), tx.Now()
 	if err := tx.saveCategory(ctx, t, c, false); err != nil {
 		return err
 	}
@@ -531,7 +531,7 @@ func (tx *Tx) UpdateCategory(ctx context.Context, t *schema.Tenant, old, c *sche
 	if err := tx.checkParent(ctx, t, c); err != nil {
 		return err
 	}
-	c.UpdatedAt = tx.now
+	c.UpdatedAt = tx.Now()
 	if err := tx.saveCategory(ctx, t, c, true); err != nil {
 		return err
 	}
@@ -610,7 +610,7 @@ func (tx *Tx) CreateCurrency(ctx context.Context, t *schema.Tenant, c *schema.Cu
 		return err
 	}
 	c.Rate, _ = schema.ParseRate(c.Rate)
-	c.CreatedAt, c.UpdatedAt = tx.now, tx.now
+	c.CreatedAt, c.UpdatedAt = tx.Now(), tx.Now()
 	if err := tx.saveCurrency(ctx, t, c, false); err != nil {
 		return err
 	}
@@ -629,7 +629,7 @@ func (tx *Tx) UpdateCurrency(ctx context.Context, t *schema.Tenant, old, c *sche
 		return err
 	}
 	c.Rate, _ = schema.ParseRate(c.Rate)
-	c.UpdatedAt = tx.now
+	c.UpdatedAt = tx.Now()
 	if err := tx.saveCurrency(ctx, t, c, true); err != nil {
 		return err
 	}

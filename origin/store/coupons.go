@@ -158,7 +158,7 @@ func (tx *Tx) PutCoupon(ctx context.Context, t *schema.Tenant, c *Coupon) error 
 			starts_at = $8, ends_at = $9, usage_limit = $10, per_customer_limit = $11, active = $12
 		RETURNING usage_count, created_at`,
 		t.ID, c.Code, string(c.Kind), c.Value, c.FreeShipping, c.MinSubtotal, c.ProductIDs, c.StartsAt, c.EndsAt,
-		c.UsageLimit, c.PerCustomerLimit, c.Active, tx.now).Scan(&c.UsageCount, &c.CreatedAt)
+		c.UsageLimit, c.PerCustomerLimit, c.Active, tx.Now()).Scan(&c.UsageCount, &c.CreatedAt)
 	c.CreatedAt = c.CreatedAt.UTC()
 	return err
 }
@@ -184,7 +184,7 @@ func (tx *Tx) RedeemCoupon(ctx context.Context, t *schema.Tenant, code, orderID 
 	err := tx.pg.QueryRow(ctx, `UPDATE coupons SET usage_count = usage_count + 1
 		WHERE tenant_id = $1 AND code = $2 AND active AND (usage_limit IS NULL OR usage_count < usage_limit)
 			AND (starts_at IS NULL OR starts_at <= $3) AND (ends_at IS NULL OR ends_at > $3)
-		RETURNING per_customer_limit`, t.ID, code, tx.now).Scan(&perCustomer)
+		RETURNING per_customer_limit`, t.ID, code, tx.Now()).Scan(&perCustomer)
 	if err == pgx.ErrNoRows {
 		return "is no longer available", nil
 	}
@@ -206,7 +206,7 @@ func (tx *Tx) RedeemCoupon(ctx context.Context, t *schema.Tenant, code, orderID 
 		customer = customerID
 	}
 	_, err = tx.pg.Exec(ctx, `INSERT INTO coupon_redemptions (tenant_id, code, order_id, customer_id, email, amount, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, t.ID, code, orderID, customer, email, amount, tx.now)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, t.ID, code, orderID, customer, email, amount, tx.Now())
 	return "", err
 }
 
@@ -335,9 +335,9 @@ func (tx *Tx) CreateGiftCard(ctx context.Context, t *schema.Tenant, code, curren
 	}
 	n := normalizeGiftCardCode(code)
 	g := &GiftCard{Key: key, Last4: n[len(n)-4:], Currency: currency, InitialBalance: amount, Balance: amount,
-		ExpiresAt: expiresAt, Active: true, CreatedAt: tx.now}
+		ExpiresAt: expiresAt, Active: true, CreatedAt: tx.Now()}
 	_, err := tx.pg.Exec(ctx, `INSERT INTO gift_cards (tenant_id, code_hash, last4, currency, initial_balance, balance, expires_at, active, created_at)
-		VALUES ($1, decode($2, 'hex'), $3, $4, $5, $5, $6, true, $7)`, t.ID, key, g.Last4, currency, amount, expiresAt, tx.now)
+		VALUES ($1, decode($2, 'hex'), $3, $4, $5, $5, $6, true, $7)`, t.ID, key, g.Last4, currency, amount, expiresAt, tx.Now())
 	if err != nil {
 		return "", nil, err
 	}
@@ -358,12 +358,12 @@ func (tx *Tx) SetGiftCardActive(ctx context.Context, t *schema.Tenant, key strin
 func (tx *Tx) DebitGiftCard(ctx context.Context, t *schema.Tenant, key, orderID string, amount int64) (bool, error) {
 	tag, err := tx.pg.Exec(ctx, `UPDATE gift_cards SET balance = balance - $3
 		WHERE tenant_id = $1 AND code_hash = decode($2, 'hex') AND active AND balance >= $3 AND (expires_at IS NULL OR expires_at > $4)`,
-		t.ID, key, amount, tx.now)
+		t.ID, key, amount, tx.Now())
 	if err != nil || tag.RowsAffected() == 0 {
 		return false, err
 	}
 	_, err = tx.pg.Exec(ctx, `INSERT INTO gift_card_uses (tenant_id, code_hash, order_id, amount, created_at)
-		VALUES ($1, decode($2, 'hex'), $3, $4, $5)`, t.ID, key, orderID, amount, tx.now)
+		VALUES ($1, decode($2, 'hex'), $3, $4, $5)`, t.ID, key, orderID, amount, tx.Now())
 	return err == nil, err
 }
 
@@ -375,6 +375,6 @@ func (tx *Tx) CreditGiftCard(ctx context.Context, t *schema.Tenant, key, orderID
 		return err
 	}
 	_, err := tx.pg.Exec(ctx, `INSERT INTO gift_card_uses (tenant_id, code_hash, order_id, amount, created_at)
-		VALUES ($1, decode($2, 'hex'), $3, $4, $5)`, t.ID, key, orderID, -amount, tx.now)
+		VALUES ($1, decode($2, 'hex'), $3, $4, $5)`, t.ID, key, orderID, -amount, tx.Now())
 	return err
 }

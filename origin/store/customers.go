@@ -57,9 +57,9 @@ func (tx *Tx) CreateCustomer(ctx context.Context, t *schema.Tenant, email, name,
 	if err != nil {
 		return nil, err
 	}
-	c := &Customer{ID: id, Email: email, Name: name, CreatedAt: tx.now}
+	c := &Customer{ID: id, Email: email, Name: name, CreatedAt: tx.Now()}
 	if _, err := tx.pg.Exec(ctx, `INSERT INTO customers (tenant_id, id, email, name, password_hash, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
-		t.ID, id, email, name, passwordHash, tx.now); err != nil {
+		t.ID, id, email, name, passwordHash, tx.Now()); err != nil {
 		return nil, err
 	}
 	tx.emit(t, EventCustomerCreated, c)
@@ -103,7 +103,7 @@ func CustomerTokenHash(token string) []byte {
 // CreateCustomerToken stores a session token of a customer, valid for ttl of inactivity.
 func (tx *Tx) CreateCustomerToken(ctx context.Context, t *schema.Tenant, customerID int64, hash []byte, ttl time.Duration) error {
 	_, err := tx.pg.Exec(ctx, `INSERT INTO customer_tokens (tenant_id, token_hash, customer_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)`,
-		t.ID, hash, customerID, tx.now, tx.now.Add(ttl))
+		t.ID, hash, customerID, tx.Now(), tx.Now().Add(ttl))
 	return err
 }
 
@@ -122,13 +122,13 @@ func (tx *Tx) CustomerByToken(ctx context.Context, t *schema.Tenant, hash []byte
 	if err != nil {
 		return nil, err
 	}
-	if !expires.After(tx.now) {
+	if !expires.After(tx.Now()) {
 		_, err := tx.pg.Exec(ctx, `DELETE FROM customer_tokens WHERE tenant_id = $1 AND token_hash = $2`, t.ID, hash)
 		return nil, err
 	}
-	if expires.Sub(tx.now) < ttl-time.Hour {
+	if expires.Sub(tx.Now()) < ttl-time.Hour {
 		if _, err := tx.pg.Exec(ctx, `UPDATE customer_tokens SET expires_at = $3 WHERE tenant_id = $1 AND token_hash = $2`,
-			t.ID, hash, tx.now.Add(ttl)); err != nil {
+			t.ID, hash, tx.Now().Add(ttl)); err != nil {
 			return nil, err
 		}
 	}
@@ -187,9 +187,9 @@ func (tx *Tx) AddAddress(ctx context.Context, t *schema.Tenant, customerID int64
 	if err != nil {
 		return nil, err
 	}
-	sa := &SavedAddress{ID: id, Address: a, Default: makeDefault, CreatedAt: tx.now}
+	sa := &SavedAddress{ID: id, Address: a, Default: makeDefault, CreatedAt: tx.Now()}
 	_, err = tx.pg.Exec(ctx, `INSERT INTO customer_addresses (tenant_id, customer_id, id, address, is_default, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
-		t.ID, customerID, id, jsonb(a), makeDefault, tx.now)
+		t.ID, customerID, id, jsonb(a), makeDefault, tx.Now())
 	return sa, err
 }
 
@@ -229,7 +229,7 @@ func (tx *Tx) AddToWishlist(ctx context.Context, t *schema.Tenant, customerID in
 		return &schema.Error{Code: schema.CodeConflict, Message: "a wishlist holds at most 500 products"}
 	}
 	_, err := tx.pg.Exec(ctx, `INSERT INTO wishlist_items (tenant_id, customer_id, product_id, added_at) VALUES ($1, $2, $3, $4)
-		ON CONFLICT DO NOTHING`, t.ID, customerID, int64(product), tx.now)
+		ON CONFLICT DO NOTHING`, t.ID, customerID, int64(product), tx.Now())
 	return err
 }
 

@@ -292,39 +292,29 @@ func (db *DB) LockedWriteTx(ctx context.Context, fn func(tx *Tx) error) ([]LogCo
 }
 
 // TenantWriteTx is WriteTx for a write that takes the versions of t's log: it enters that log's
-// write queue (queue.go) before its first attempt, where WriteTx finds the queue held only after
-// beginning, and then rolls that attempt back to wait. Under a burst of writes to one store the
-// queue is nearly always held, so WriteTx costs each such write a begun and rolled back
-// transaction (two round trips, a snapshot) before the attempt that counts; this costs none. A
-// write that ends up not taking t's log has only waited its turn.
+// write queue (queue.go) before its first attempt, where WriteTx finds the queue held only when
+// it takes the log, after the statements before it began the transaction, and then rolls that
+// attempt back to wait. Under a burst of writes to one store the queue is nearly always held, so
+// WriteTx costs each such write a begun and rolled back transaction (round trips, a snapshot)
+// before the attempt that counts; this costs none. A write that ends up not taking t's log has
+// only waited its turn.
 func (db *DB) TenantWriteTx(ctx context.Context, t *schema.Tenant, fn func(tx *Tx) error) ([]LogCommit, error) {
-	return db.txGrouped(ctx, pgx.Serializable, true, []string{t.ID}, db.cfg.GroupWrites > 0, true, fn)
+	return db.txGrouped(ctx, pgx.Serializable, []string{t.ID}, db.cfg.GroupWrites > 0, true, fn)
 }
 
 func (db *DB) tx(ctx context.Context, iso pgx.TxIsoLevel, fn func(tx *Tx) error) ([]LogCommit, error) {
-	return db.txClock(ctx, iso, true, fn)
+	return db.txQueued(ctx, iso, nil, fn)
 }
 
-// bookkeepingTx runs fn as Tx does, for a transaction that never reads Tx.Now (the relay's
-// record of the stream): its first statement takes its snapshot, with no SELECT 1 before it.
-func (db *DB) bookkeepingTx(ctx context.Context, fn func(tx *Tx) error) error {
-	_, err := db.txClock(ctx, pgx.Serializable, false, fn)
-	return err
-}
-
-func (db *DB) txClock(ctx context.Context, iso pgx.TxIsoLevel, clock bool, fn func(tx *Tx) error) ([]LogCommit, error) {
-	return db.txQueued(ctx, iso, clock, nil, fn)
-}
-
-// txQueued runs fn as txClock does; its first attempt waits for the queues of the logs in first.
-func (db *DB) txQueued(ctx context.Context, iso pgx.TxIsoLevel, clock bool, first []string, fn func(tx *Tx) error) ([]LogCommit, error) {
-	return db.txGrouped(ctx, iso, clock, first, false, false, fn)
+// txQueued runs fn as tx does; its first attempt waits for the queues of the logs in first.
+func (db *DB) txQueued(ctx context.Context, iso pgx.TxIsoLevel, first []string, fn func(tx *Tx) error) ([]LogCommit, error) {
+	return db.txGrouped(ctx, iso, first, false, false, fn)
 }
 
 // txGrouped is txQueued; with grouped, first is one store's log, and the transaction joins the
 // write that holds its queue, or carries the writes that join while it holds it (group commit,
 // queue.go).
-func (db *DB) txGrouped(ctx context.Context, iso pgx.TxIsoLevel, clock bool, first []string, grouped, generic bool, fn func(tx *Tx) error) ([]LogCommit, error) {
+func (db *DB) txGrouped(ctx context.Context, iso pgx.TxIsoLevel, first []string, grouped, generic bool, fn func(tx *Tx) error) ([]LogCommit, error) {
 	if db.cfg.OnTx != nil {
 		defer db.observeTx(time.Now())
 	}
@@ -358,7 +348,7 @@ func (db *DB) txGrouped(ctx context.Context, iso pgx.TxIsoLevel, clock bool, fir
 				return nil, err
 			}
 		}
-		commits, took, err := db.attempt(ctx, iso, clock, generic, fn, hold, group)
+		commits, took, err := db.attempt(ctx, iso, generic, fn, hold, group)
 		if err == nil {
 			if n := group.carried(); n > 0 && db.cfg.OnGroup != nil {
 				db.cfg.OnGroup(n)
@@ -430,28 +420,28 @@ func (db *DB) txGrouped(ctx context.Context, iso pgx.TxIsoLevel, clock bool, fir
 // attempt took versions of, or tried to (errQueued), for the queues of the next attempt. With a
 // group, the writes joined to its store's queue run after fn, before the COMMIT (runGroup).
 //
-// clock is false for a transaction that never reads Tx.Now (the relay's bookkeeping): it skips
-// taking its snapshot before the clock. generic plans the transaction's statements as
-// genericPlansSession says, on PostgreSQL.
-func (db *DB) attempt(ctx context.Context, iso pgx.TxIsoLevel, clock, generic bool, fn func(tx *Tx) error, hold *queueHold, group *txGroup) (commits []LogCommit, took []string, err error) {
-	opts := pgx.TxOptions{IsoLevel: iso}
-	if iso == pgx.Serializable && clock {
-		// Take the transaction's snapshot before its clock: a transaction that sees another's
-		// writes then has a later time than it, so times (modified dates, revision dates) follow
-		// the order writes became visible. Read first, a slower transaction that started earlier
-		// could see a concurrent one's commit yet date its own write before it. The SELECT rides
-		// in BEGIN's simple query: no round trip of its own.
-		opts.BeginQuery = beginSerializableSnapshot
-		if generic && !db.cockroach {
-			opts.BeginQuery = beginSerializableSnapshotGeneric
-		}
-	}
-	pg, err := db.pool.BeginTx(ctx, opts)
+// The transaction costs no round trip of its own: its BEGIN goes with its first statement
+// (txOpen), its COMMIT with its last (Tx.finish), and one that sent nothing is never begun. Its
+// clock (Tx.Now) is read once the round trip that began it is read, after its snapshot: a
+// transaction that sees another's writes then has a later time than it, so times (modified
+// dates, revision dates) follow the order writes became visible. generic plans the
+// transaction's statements as genericPlansSession says, on PostgreSQL.
+func (db *DB) attempt(ctx context.Context, iso pgx.TxIsoLevel, generic bool, fn func(tx *Tx) error, hold *queueHold, group *txGroup) (commits []LogCommit, took []string, err error) {
+	conn, err := db.pool.Acquire(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer pg.Rollback(context.WithoutCancel(ctx)) // no-op after Commit
-	tx := &Tx{pg: txConn{tx: pg}, db: db, now: db.now(), hold: hold}
+	tx := &Tx{db: db, hold: hold}
+	open := &txOpen{ctx: detach(ctx), begin: []string{beginSQL(iso)}, opened: func() {
+		if tx.now.IsZero() { // not read while the round trip was (Tx.Now): one clock per write
+			tx.now = db.now()
+		}
+	}}
+	if generic && !db.cockroach {
+		open.begin = append(open.begin, genericPlansLocal)
+	}
+	tx.pg = txConn{q: conn, open: open}
+	defer tx.pg.end(context.WithoutCancel(detach(ctx)), conn)
 	if group != nil {
 		tx.pg.fixed = detach(ctx) // joined writes run with this context, not their callers'
 	}
@@ -461,6 +451,9 @@ func (db *DB) attempt(ctx context.Context, iso pgx.TxIsoLevel, clock, generic bo
 		// Whatever fn made of errQueued, the attempt stopped at a held queue.
 		return nil, nil, errQueued
 	}
+	if err == nil {
+		err = tx.pg.beginFailed() // whatever fn made of it
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -469,22 +462,29 @@ func (db *DB) attempt(ctx context.Context, iso pgx.TxIsoLevel, clock, generic bo
 			return nil, nil, err
 		}
 	}
-	commits, err = tx.finish(ctx)
+	commits, sent, err := tx.finish(ctx)
+	if err != nil && sent && !pgconn.SafeToRetry(err) && commitOutcomeUnknown(err) {
+		// The COMMIT went out with the batch, and the answer that says whether it ran did not
+		// come: whatever failed, the transaction may have committed.
+		db.credentialsChanged(tx.creds...)
+		return nil, nil, &commitUnknown{err}
+	}
 	if aerr := tx.pg.failedAhead(); aerr != nil {
 		return nil, nil, aerr
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := pg.Commit(detach(ctx)); err != nil {
-		if commitOutcomeUnknown(err) {
-			db.credentialsChanged(tx.creds...) // it may have committed
-			return nil, nil, &commitUnknown{err}
-		}
-		return nil, nil, err
-	}
 	db.credentialsChanged(tx.creds...)
 	return commits, nil, nil
+}
+
+// beginSQL begins a transaction at the isolation level iso.
+func beginSQL(iso pgx.TxIsoLevel) string {
+	if iso == "" {
+		return "BEGIN"
+	}
+	return "BEGIN ISOLATION LEVEL " + strings.ToUpper(string(iso))
 }
 
 // runGroup runs the writes joined to the group's queue in tx, each from a savepoint (queue.go):
@@ -506,7 +506,9 @@ func (db *DB) runGroup(ctx context.Context, tx *Tx, g *txGroup) error {
 		w.res = joinedResult{}
 		tx.savepoint()
 		m := tx.mark()
-		tx.now = db.now() // the snapshot is the group's; each write reads the clock after it
+		if !tx.now.IsZero() {
+			tx.now = db.now() // the snapshot is the group's; each write reads the clock after it
+		}
 		err, panicked := runJoined(w.fn, tx)
 		if err := tx.pg.failedAhead(); err != nil {
 			return err // not this write's failure: the group's attempt fails (txGrouped)
@@ -543,14 +545,6 @@ func runJoined(fn func(tx *Tx) error, tx *Tx) (err error, panicked any) {
 	return fn(tx), nil
 }
 
-// beginSerializableSnapshot begins a SERIALIZABLE transaction and takes its snapshot, in one
-// simple query (PostgreSQL and CockroachDB run the statements of one in order).
-const beginSerializableSnapshot = "BEGIN ISOLATION LEVEL SERIALIZABLE; SELECT 1"
-
-// beginSerializableSnapshotGeneric is beginSerializableSnapshot for a transaction whose statements
-// use generic plans (genericPlansSession), set for the transaction alone in the same round trip.
-const beginSerializableSnapshotGeneric = "BEGIN ISOLATION LEVEL SERIALIZABLE; " + genericPlansLocal + "; SELECT 1"
-
 // genericPlansSession and noSeqScanSession are how the replicated-write path's statements are
 // planned on PostgreSQL: once per connection and statement, with no argument's value in view
 // (plan_cache_mode = force_generic_plan), and never as a sequential scan (enable_seqscan = off).
@@ -572,8 +566,10 @@ const (
 	noSeqScanSession    = "SET enable_seqscan = off"
 )
 
-// genericPlansLocal is genericPlansSession and noSeqScanSession for the current transaction only.
-const genericPlansLocal = "SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL enable_seqscan = off"
+// genericPlansLocal is genericPlansSession and noSeqScanSession for the current transaction only,
+// as one statement: it rides ahead of the transaction's first (txOpen), where a statement is
+// sent with the extended protocol, one at a time.
+const genericPlansLocal = "SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true)"
 
 // retryable reports whether a whole-transaction retry may succeed.
 func retryable(err error) bool {

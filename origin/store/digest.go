@@ -61,8 +61,8 @@ func (db *DB) SlotVersions(ctx context.Context, logID string, keys []string) (ma
 // in the same transaction. Nothing is written unless the lease is held with the token and the
 // log's digest is still settled at from; ok reports whether it was written.
 //
-// The transaction is three round trips: BEGIN, one batch of every statement (the lease's
-// locking read first), and COMMIT, or ROLLBACK when the lease or the digest says no: the
+// The transaction is two round trips: one batch of every statement (with the BEGIN, and the
+// lease's locking read first), and COMMIT, or ROLLBACK when the lease or the digest says no: the
 // statements after the checks then ran for nothing, and are undone.
 func (db *DB) SettleOutbox(ctx context.Context, logID string, from, through int64, changes []SlotChange, d schema.LogDigest,
 	lease, holder string, token int64) (ok bool, err error) {
@@ -75,7 +75,7 @@ func (db *DB) SettleOutbox(ctx context.Context, logID string, from, through int6
 			upKeys, upVersions = append(upKeys, c.Key), append(upVersions, c.Version)
 		}
 	}
-	err = db.bookkeepingTx(ctx, func(tx *Tx) error {
+	_, err = db.tx(ctx, pgx.Serializable, func(tx *Tx) error {
 		b := &pgx.Batch{}
 		b.Queue(leaseIdleSQL)
 		b.Queue(holdsLeaseSQL, lease, holder, token)

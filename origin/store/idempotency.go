@@ -92,7 +92,7 @@ func (db *DB) BeginIdempotent(ctx context.Context, t *schema.Tenant, scope, key 
 				state = IdempotencyTakeover
 			}
 			return nil
-		case !expires.After(tx.now):
+		case !expires.After(tx.Now()):
 			// Forgotten: the key starts over.
 			rec = IdempotencyRecord{Claimed: claim}
 			_, err := tx.pg.Exec(ctx, `UPDATE idempotency_keys SET request_hash = $4, state = 'running', response_status = 0,
@@ -105,7 +105,7 @@ func (db *DB) BeginIdempotent(ctx context.Context, t *schema.Tenant, scope, key 
 		case st == "done":
 			state = IdempotencyDone
 			return nil
-		case tx.now.Sub(created) < lease:
+		case tx.Now().Sub(created) < lease:
 			state = IdempotencyRunning
 			return nil
 		}
@@ -192,7 +192,7 @@ func (db *DB) TestAuthorize(ctx context.Context, tenantID, key, id string, amoun
 	var p TestPayment
 	err := db.Tx(ctx, func(tx *Tx) error {
 		if _, err := tx.pg.Exec(ctx, `INSERT INTO test_payments (tenant_id, idempotency_key, id, amount, currency, status, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $7) ON CONFLICT DO NOTHING`, tenantID, key, id, amount, currency, status, tx.now); err != nil {
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $7) ON CONFLICT DO NOTHING`, tenantID, key, id, amount, currency, status, tx.Now()); err != nil {
 			return err
 		}
 		p.Key = key
@@ -206,7 +206,7 @@ func (db *DB) TestAuthorize(ctx context.Context, tenantID, key, id string, amoun
 func (db *DB) TestVoid(ctx context.Context, tenantID, key string) error {
 	return db.Tx(ctx, func(tx *Tx) error {
 		_, err := tx.pg.Exec(ctx, `UPDATE test_payments SET status = 'voided', updated_at = $3
-			WHERE tenant_id = $1 AND idempotency_key = $2 AND status = 'authorized'`, tenantID, key, tx.now)
+			WHERE tenant_id = $1 AND idempotency_key = $2 AND status = 'authorized'`, tenantID, key, tx.Now())
 		return err
 	})
 }
@@ -242,7 +242,7 @@ func (db *DB) TestRefund(ctx context.Context, tenantID, paymentKey, key, id stri
 			return nil
 		}
 		if _, err := tx.pg.Exec(ctx, `INSERT INTO test_refunds (tenant_id, idempotency_key, payment_key, id, amount, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6)`, tenantID, key, paymentKey, id, amount, tx.now); err != nil {
+			VALUES ($1, $2, $3, $4, $5, $6)`, tenantID, key, paymentKey, id, amount, tx.Now()); err != nil {
 			return err
 		}
 		out, ok = id, true
@@ -272,7 +272,7 @@ func (db *DB) TestPayments(ctx context.Context, tenantID string) ([]TestPayment,
 // count too, so a client that keeps hammering stays refused.
 func (db *DB) Throttle(ctx context.Context, t *schema.Tenant, key string, limit int64, window time.Duration) (ok bool, retryAfter time.Duration, err error) {
 	err = db.Tx(ctx, func(tx *Tx) error {
-		start := tx.now.Truncate(window)
+		start := tx.Now().Truncate(window)
 		var n, prev int64
 		if err := tx.pg.QueryRow(ctx, `INSERT INTO throttles (tenant_id, key, window_start, count) VALUES ($1, $2, $3, 1)
 			ON CONFLICT (tenant_id, key, window_start) DO UPDATE SET count = throttles.count + 1 RETURNING count`,
@@ -284,7 +284,7 @@ func (db *DB) Throttle(ctx context.Context, t *schema.Tenant, key string, limit 
 			t.ID, key, start.Add(-window)).Scan(&prev); err != nil {
 			return err
 		}
-		ok, retryAfter = slidingWindow(n, prev, limit, tx.now.Sub(start), window)
+		ok, retryAfter = slidingWindow(n, prev, limit, tx.Now().Sub(start), window)
 		return nil
 	})
 	return ok, retryAfter, err

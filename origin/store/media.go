@@ -78,7 +78,7 @@ func (db *DB) ClaimMediaFiles(ctx context.Context, t *schema.Tenant, tries int, 
 				}
 				got = append(got, f)
 				return nil
-			}, t.ID, mediaPending, tx.now, cand)
+			}, t.ID, mediaPending, tx.Now(), cand)
 			if err != nil {
 				return err
 			}
@@ -106,7 +106,7 @@ func (tx *Tx) BindMediaFiles(ctx context.Context, t *schema.Tenant, id schema.Po
 		return nil
 	}
 	tag, err := tx.pg.Exec(ctx, `UPDATE media_files SET state = $2, post_id = $3, changed_at = $4
-		WHERE tenant_id = $1 AND file = ANY($5) AND state = $6`, t.ID, mediaLive, int64(id), tx.now, files, mediaPending)
+		WHERE tenant_id = $1 AND file = ANY($5) AND state = $6`, t.ID, mediaLive, int64(id), tx.Now(), files, mediaPending)
 	if err != nil {
 		return err
 	}
@@ -137,7 +137,7 @@ func (tx *Tx) DropMediaFiles(ctx context.Context, t *schema.Tenant, id schema.Po
 			}
 			files = append(files, f)
 			return nil
-		}, t.ID, int64(id), mediaDeleted, tx.now, mediaLive)
+		}, t.ID, int64(id), mediaDeleted, tx.Now(), mediaLive)
 	return files, err
 }
 
@@ -196,7 +196,7 @@ func (db *DB) AdoptMediaFiles(ctx context.Context, tenantID string, files []stri
 				}
 				out = append(out, f)
 				return nil
-			}, tenantID, mediaDeleted, tx.now, files)
+			}, tenantID, mediaDeleted, tx.Now(), files)
 	})
 	return out, err
 }

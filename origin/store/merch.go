@@ -64,7 +64,7 @@ func productIDs(ids []schema.ProductID) []int64 {
 // the transaction's clock.
 func (tx *Tx) FlashSales(ctx context.Context, t *schema.Tenant, current bool) ([]*schema.FlashSale, error) {
 	q := `SELECT ` + flashSaleColumns + ` FROM flash_sales WHERE tenant_id = $1 AND ($2::BOOL = false OR ends_at > $3) ORDER BY starts_at, id`
-	return appendRows(ctx, tx.pg, nil, q, scanFlashSale, t.ID, current, tx.now)
+	return appendRows(ctx, tx.pg, nil, q, scanFlashSale, t.ID, current, tx.Now())
 }
 
 // FlashSale returns one flash sale.
@@ -93,9 +93,9 @@ func (tx *Tx) PutFlashSale(ctx context.Context, t *schema.Tenant, f *schema.Flas
 		if err != nil {
 			return err
 		}
-		f.ID, f.CreatedAt = schema.FlashSaleID(id), tx.now
+		f.ID, f.CreatedAt = schema.FlashSaleID(id), tx.Now()
 	}
-	f.UpdatedAt = tx.now
+	f.UpdatedAt = tx.Now()
 	f.StartsAt, f.EndsAt = f.StartsAt.UTC().Truncate(time.Microsecond), f.EndsAt.UTC().Truncate(time.Microsecond)
 	if err := tx.record(ctx, t, schema.KindFlashSale, schema.IDString(f.ID), existed, true, func(v int64) { f.Version = v }, f); err != nil {
 		return err
@@ -168,9 +168,9 @@ func (tx *Tx) PutSection(ctx context.Context, t *schema.Tenant, s *schema.Sectio
 		if err != nil {
 			return err
 		}
-		s.ID, s.CreatedAt = schema.SectionID(id), tx.now
+		s.ID, s.CreatedAt = schema.SectionID(id), tx.Now()
 	}
-	s.UpdatedAt = tx.now
+	s.UpdatedAt = tx.Now()
 	if err := tx.record(ctx, t, schema.KindSection, schema.IDString(s.ID), wasPub, s.Active, func(v int64) { s.Version = v }, s); err != nil {
 		return err
 	}
@@ -245,9 +245,9 @@ func (tx *Tx) CreateReview(ctx context.Context, t *schema.Tenant, r *StoredRevie
 	if err != nil {
 		return err
 	}
-	r.ID, r.Status, r.CreatedAt = schema.ReviewID(id), ReviewPending, tx.now
+	r.ID, r.Status, r.CreatedAt = schema.ReviewID(id), ReviewPending, tx.Now()
 	_, err = tx.pg.Exec(ctx, `INSERT INTO reviews (tenant_id, `+reviewColumns+`, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 0, $11)`,
-		t.ID, id, int64(r.ProductID), r.CustomerID, r.Author, r.Rating, r.Title, r.Body, r.Status, r.Verified, tx.now)
+		t.ID, id, int64(r.ProductID), r.CustomerID, r.Author, r.Rating, r.Title, r.Body, r.Status, r.Verified, tx.Now())
 	if err != nil {
 		return err
 	}
@@ -286,7 +286,7 @@ func (tx *Tx) ModerateReview(ctx context.Context, t *schema.Tenant, id schema.Re
 		return nil, err
 	}
 	_, err = tx.pg.Exec(ctx, `UPDATE reviews SET status = $3, version = $4, updated_at = $5 WHERE tenant_id = $1 AND id = $2`,
-		t.ID, int64(id), status, r.Version, tx.now)
+		t.ID, int64(id), status, r.Version, tx.Now())
 	return r, err
 }
 
@@ -322,13 +322,13 @@ func (tx *Tx) RefreshProductStats(ctx context.Context, t *schema.Tenant, limit i
 		var c change
 		err := row.Scan(&c.s.ProductID, &c.s.Purchases7d, &c.s.Purchases30d, &c.s.ReviewCount, &c.s.RatingSum, &c.existed)
 		return c, err
-	}, t.ID, tx.now, limit)
+	}, t.ID, tx.Now(), limit)
 	if err != nil {
 		return 0, err
 	}
 	for i := range changes {
 		c := &changes[i]
-		c.s.UpdatedAt = tx.now
+		c.s.UpdatedAt = tx.Now()
 		zero := c.s.Purchases30d == 0 && c.s.ReviewCount == 0
 		if err := tx.record(ctx, t, schema.KindStats, schema.IDString(c.s.ProductID), c.existed, !zero,
 			func(v int64) { c.s.Version = v }, &c.s); err != nil {

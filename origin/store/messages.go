@@ -19,7 +19,7 @@ type Subscriber struct {
 // nothing, and the caller cannot tell the two cases apart.
 func (tx *Tx) Subscribe(ctx context.Context, t *schema.Tenant, email string) error {
 	_, err := tx.pg.Exec(ctx, `INSERT INTO newsletter_subscribers (tenant_id, email, created_at) VALUES ($1, $2, $3)
-		ON CONFLICT (tenant_id, email) DO NOTHING`, t.ID, NormalizeEmail(email), tx.now)
+		ON CONFLICT (tenant_id, email) DO NOTHING`, t.ID, NormalizeEmail(email), tx.Now())
 	return err
 }
 
@@ -53,9 +53,9 @@ type ContactMessage struct {
 
 // InsertContactMessage stores a new (validated) contact message and sets its id and time.
 func (tx *Tx) InsertContactMessage(ctx context.Context, t *schema.Tenant, m *ContactMessage) error {
-	m.ID, m.CreatedAt, m.Handled = NewUUID(), tx.now, false
+	m.ID, m.CreatedAt, m.Handled = NewUUID(), tx.Now(), false
 	_, err := tx.pg.Exec(ctx, `INSERT INTO contact_messages (tenant_id, id, name, email, subject, message, client_ip, handled, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, false, $8)`, t.ID, m.ID, m.Name, m.Email, m.Subject, m.Message, m.ClientIP, tx.now)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, false, $8)`, t.ID, m.ID, m.Name, m.Email, m.Subject, m.Message, m.ClientIP, tx.Now())
 	return err
 }
 

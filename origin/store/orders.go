@@ -130,7 +130,7 @@ type Order struct {
 
 // InsertOrder stores a new order with its lines.
 func (tx *Tx) InsertOrder(ctx context.Context, t *schema.Tenant, o *Order) error {
-	o.CreatedAt, o.UpdatedAt = tx.now, tx.now
+	o.CreatedAt, o.UpdatedAt = tx.Now(), tx.Now()
 	var customer any
 	if o.CustomerID != 0 {
 		customer = o.CustomerID
@@ -235,7 +235,7 @@ func (tx *Tx) CustomerOrders(ctx context.Context, t *schema.Tenant, customerID i
 
 // SetOrderStatus moves an order to status, recording a payment reference when given.
 func (tx *Tx) SetOrderStatus(ctx context.Context, t *schema.Tenant, o *Order, status, paymentRef string) error {
-	o.Status, o.UpdatedAt = status, tx.now
+	o.Status, o.UpdatedAt = status, tx.Now()
 	if paymentRef != "" {
 		o.PaymentRef = paymentRef
 	}

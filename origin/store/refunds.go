@@ -84,19 +84,19 @@ func (tx *Tx) InsertRefund(ctx context.Context, t *schema.Tenant, r *Refund) err
 	if r.Lines == nil {
 		lines = []byte("[]")
 	}
-	r.Status, r.CreatedAt, r.UpdatedAt = RefundPending, tx.now, tx.now
+	r.Status, r.CreatedAt, r.UpdatedAt = RefundPending, tx.Now(), tx.Now()
 	return tx.pg.QueryRow(ctx, `INSERT INTO refunds (tenant_id, order_id, idempotency_key, request_hash, amount, card_amount,
 		gift_card_amount, lines, restock, reason, status, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12) RETURNING id::text`,
-		t.ID, r.OrderID, r.Key, r.RequestHash, r.Amount, r.CardAmount, r.GiftCardAmount, lines, r.Restock, r.Reason, r.Status, tx.now).Scan(&r.ID)
+		t.ID, r.OrderID, r.Key, r.RequestHash, r.Amount, r.CardAmount, r.GiftCardAmount, lines, r.Restock, r.Reason, r.Status, tx.Now()).Scan(&r.ID)
 }
 
 // SettleRefund moves a pending refund to status (succeeded or failed) with the provider's
 // reference or the failure.
 func (tx *Tx) SettleRefund(ctx context.Context, t *schema.Tenant, r *Refund, status, providerRef, failure string) error {
-	r.Status, r.ProviderRef, r.Failure, r.UpdatedAt = status, providerRef, failure, tx.now
+	r.Status, r.ProviderRef, r.Failure, r.UpdatedAt = status, providerRef, failure, tx.Now()
 	_, err := tx.pg.Exec(ctx, `UPDATE refunds SET status = $3, provider_ref = $4, failure = $5, updated_at = $6
-		WHERE tenant_id = $1 AND id = $2`, t.ID, r.ID, status, providerRef, failure, tx.now)
+		WHERE tenant_id = $1 AND id = $2`, t.ID, r.ID, status, providerRef, failure, tx.Now())
 	return err
 }
 

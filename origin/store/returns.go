@@ -205,11 +205,11 @@ func Refundable(lines []OrderLine, r *Return) int64 {
 // quantities checked against Returnable) and queues return.submitted.
 func (tx *Tx) CreateReturn(ctx context.Context, t *schema.Tenant, o *Order, lines []ReturnLine, note string) (*Return, error) {
 	r := &Return{ID: NewUUID(), RMA: NewRMA(), OrderID: o.ID, OrderReference: o.Reference, Email: o.Email, Currency: o.Currency,
-		Status: ReturnSubmitted, Lines: lines, Note: note, CreatedAt: tx.now, UpdatedAt: tx.now,
-		History: []ReturnStep{{Status: ReturnSubmitted, By: "customer", At: tx.now}}}
+		Status: ReturnSubmitted, Lines: lines, Note: note, CreatedAt: tx.Now(), UpdatedAt: tx.Now(),
+		History: []ReturnStep{{Status: ReturnSubmitted, By: "customer", At: tx.Now()}}}
 	_, err := tx.pg.Exec(ctx, `INSERT INTO returns (tenant_id, id, order_id, rma, status, lines, note, history, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
-		t.ID, r.ID, o.ID, r.RMA, r.Status, jsonb(r.Lines), r.Note, jsonb(r.History), tx.now)
+		t.ID, r.ID, o.ID, r.RMA, r.Status, jsonb(r.Lines), r.Note, jsonb(r.History), tx.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -268,16 +268,16 @@ func (tx *Tx) MoveReturn(ctx context.Context, t *schema.Tenant, r *Return, to, n
 		}
 		return &schema.Error{Code: schema.CodeConflict, Field: "status", Message: msg}
 	}
-	r.Status, r.UpdatedAt = to, tx.now
+	r.Status, r.UpdatedAt = to, tx.Now()
 	if note != "" {
 		r.StaffNote = note
 	}
 	if to == ReturnRefunded {
 		r.RefundAmount = refund
 	}
-	r.History = append(r.History, ReturnStep{Status: to, Note: note, By: by, At: tx.now})
+	r.History = append(r.History, ReturnStep{Status: to, Note: note, By: by, At: tx.Now()})
 	_, err := tx.pg.Exec(ctx, `UPDATE returns SET status = $3, staff_note = $4, refund_amount = $5, history = $6, updated_at = $7
-		WHERE tenant_id = $1 AND id = $2`, t.ID, r.ID, r.Status, r.StaffNote, r.RefundAmount, jsonb(r.History), tx.now)
+		WHERE tenant_id = $1 AND id = $2`, t.ID, r.ID, r.Status, r.StaffNote, r.RefundAmount, jsonb(r.History), tx.Now())
 	if err != nil {
 		return err
 	}

@@ -45,7 +45,7 @@ func (tx *Tx) CreateServerKey(ctx context.Context, t *schema.Tenant, k *ServerKe
 	for i, s := range k.Scopes {
 		scopes[i] = string(s)
 	}
-	k.CreatedAt = tx.now
+	k.CreatedAt = tx.Now()
 	return tx.pg.QueryRow(ctx, `INSERT INTO server_keys (tenant_id, name, key_hash, last4, scopes, expires_at, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id::text`,
 		t.ID, k.Name, k.Hash, k.Last4, scopes, k.ExpiresAt, k.CreatedAt).Scan(&k.ID)
@@ -79,7 +79,7 @@ func (tx *Tx) RevokeServerKey(ctx context.Context, t *schema.Tenant, id string) 
 		return nil, notFound("server key")
 	}
 	k, err := scanServerKey(tx.pg.QueryRow(ctx, `UPDATE server_keys SET revoked_at = COALESCE(revoked_at, $3)
-		WHERE tenant_id = $1 AND id = $2 RETURNING `+serverKeyColumns, t.ID, id, tx.now))
+		WHERE tenant_id = $1 AND id = $2 RETURNING `+serverKeyColumns, t.ID, id, tx.Now()))
 	if err == pgx.ErrNoRows {
 		return nil, notFound("server key")
 	}
@@ -97,7 +97,7 @@ func (tx *Tx) RollServerKey(ctx context.Context, t *schema.Tenant, id string, ne
 	switch {
 	case old.RevokedAt != nil:
 		return nil, &schema.Error{Code: schema.CodeConflict, Message: "the key is revoked; create a new one"}
-	case !old.ExpiresAt.After(tx.now):
+	case !old.ExpiresAt.After(tx.Now()):
 		return nil, &schema.Error{Code: schema.CodeConflict, Message: "the key has expired; create a new one"}
 	case old.RolledTo != nil:
 		return nil, &schema.Error{Code: schema.CodeConflict, Message: "the key was already rolled to " + *old.RolledTo}
@@ -110,8 +110,8 @@ func (tx *Tx) RollServerKey(ctx context.Context, t *schema.Tenant, id string, ne
 	if old.ExpiresAt.Before(until) {
 		until = old.ExpiresAt
 	}
-	if until.Before(tx.now) {
-		until = tx.now
+	if until.Before(tx.Now()) {
+		until = tx.Now()
 	}
 	_, err = tx.pg.Exec(ctx, `UPDATE server_keys SET expires_at = $3, rolled_to = $4 WHERE tenant_id = $1 AND id = $2`,
 		t.ID, id, until, next.ID)

@@ -114,17 +114,17 @@ func (tx *Tx) InsertLabelPurchase(ctx context.Context, t *schema.Tenant, p *Labe
 	if err != nil {
 		return err
 	}
-	p.Status, p.CreatedAt = PurchasePending, tx.now
+	p.Status, p.CreatedAt = PurchasePending, tx.Now()
 	return tx.pg.QueryRow(ctx, `INSERT INTO label_purchases (tenant_id, order_id, idempotency_key, request_hash, kind, parcels, status,
 		created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING id::text`,
-		t.ID, p.OrderID, p.Key, p.RequestHash, p.Kind, parcels, p.Status, tx.now).Scan(&p.ID)
+		t.ID, p.OrderID, p.Key, p.RequestHash, p.Kind, parcels, p.Status, tx.Now()).Scan(&p.ID)
 }
 
 // SettleLabelPurchase moves a pending purchase to done or failed.
 func (tx *Tx) SettleLabelPurchase(ctx context.Context, t *schema.Tenant, p *LabelPurchase, status, failure string) error {
 	p.Status, p.Failure = status, failure
 	_, err := tx.pg.Exec(ctx, `UPDATE label_purchases SET status = $3, failure = $4, updated_at = $5 WHERE tenant_id = $1 AND id = $2`,
-		t.ID, p.ID, status, failure, tx.now)
+		t.ID, p.ID, status, failure, tx.Now())
 	return err
 }
 
@@ -134,12 +134,12 @@ func (tx *Tx) InsertShipment(ctx context.Context, t *schema.Tenant, s *Shipment)
 	if err != nil {
 		return err
 	}
-	s.CreatedAt, s.UpdatedAt = tx.now, tx.now
+	s.CreatedAt, s.UpdatedAt = tx.Now(), tx.Now()
 	return tx.pg.QueryRow(ctx, `INSERT INTO shipments (tenant_id, order_id, purchase_id, parcel, kind, carrier, service, tracking_number,
 		zone, rate, currency, weight_grams, lines, status, events, label_pdf, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17) RETURNING id::text`,
 		t.ID, s.OrderID, s.PurchaseID, s.Parcel, s.Kind, s.Carrier, s.Service, s.TrackingNumber, s.Zone, s.Rate, s.Currency,
-		s.WeightGrams, lines, s.Status, []byte(s.Events), s.LabelPDF, tx.now).Scan(&s.ID)
+		s.WeightGrams, lines, s.Status, []byte(s.Events), s.LabelPDF, tx.Now()).Scan(&s.ID)
 }
 
 // Shipments lists an order's shipments, oldest first (without their label PDFs).
@@ -180,17 +180,17 @@ func (tx *Tx) ShipmentLabel(ctx context.Context, t *schema.Tenant, orderID, id s
 
 // SetShipmentStatus moves a shipment to status with its events.
 func (tx *Tx) SetShipmentStatus(ctx context.Context, t *schema.Tenant, s *Shipment, status string, events json.RawMessage) error {
-	s.Status, s.Events, s.UpdatedAt = status, events, tx.now
+	s.Status, s.Events, s.UpdatedAt = status, events, tx.Now()
 	_, err := tx.pg.Exec(ctx, `UPDATE shipments SET status = $3, events = $4, updated_at = $5 WHERE tenant_id = $1 AND id = $2`,
-		t.ID, s.ID, status, []byte(events), tx.now)
+		t.ID, s.ID, status, []byte(events), tx.Now())
 	return err
 }
 
 // SetFulfilment moves an order's fulfilment status (in its row and in the view its owner sees).
 func (tx *Tx) SetFulfilment(ctx context.Context, t *schema.Tenant, o *Order, status string) error {
-	o.View.FulfillmentStatus, o.UpdatedAt = status, tx.now
-	o.View.UpdatedAt = tx.now
+	o.View.FulfillmentStatus, o.UpdatedAt = status, tx.Now()
+	o.View.UpdatedAt = tx.Now()
 	_, err := tx.pg.Exec(ctx, `UPDATE orders SET fulfillment_status = $3, detail = jsonb_set(detail, '{fulfillment_status}', to_jsonb($3::text)),
-		updated_at = $4 WHERE tenant_id = $1 AND id = $2`, t.ID, o.ID, status, tx.now)
+		updated_at = $4 WHERE tenant_id = $1 AND id = $2`, t.ID, o.ID, status, tx.Now())
 	return err
 }

@@ -17,7 +17,7 @@ import (
 func (db *DB) Snapshot(ctx context.Context, log LogRef, fn func(c schema.Change) error) (int64, error) {
 	var version int64
 	err := pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(pg pgx.Tx) error {
-		tx := &Tx{pg: txConn{tx: pg}, db: db}
+		tx := &Tx{pg: txConn{q: pg}, db: db}
 		if err := pg.QueryRow(ctx, `SELECT version FROM log_versions WHERE log_id = $1`, log.ID).Scan(&version); err != nil {
 			return err
 		}

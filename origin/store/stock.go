@@ -92,7 +92,7 @@ func (tx *Tx) stockChanged(ctx context.Context, t *schema.Tenant, id schema.Vari
 		return err
 	}
 	v.Availability = now
-	v.UpdatedAt = tx.now
+	v.UpdatedAt = tx.Now()
 	if err := tx.saveVariant(ctx, t, p, p, v); err != nil {
 		return err
 	}

@@ -99,11 +99,11 @@ func (tx *Tx) PutSubscriptionPlan(ctx context.Context, t *schema.Tenant, p *Subs
 		c := int32(*p.Count)
 		count = &c
 	}
-	p.UpdatedAt = tx.now
+	p.UpdatedAt = tx.Now()
 	return tx.pg.QueryRow(ctx, `INSERT INTO subscription_plans (tenant_id, variant_id, interval_unit, interval_count, renewal_limit, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $6)
 		ON CONFLICT (tenant_id, variant_id) DO UPDATE SET interval_unit = $3, interval_count = $4, renewal_limit = $5, updated_at = $6
-		RETURNING created_at`, t.ID, int64(p.VariantID), p.Interval, p.IntervalCount, count, tx.now).Scan(&p.CreatedAt)
+		RETURNING created_at`, t.ID, int64(p.VariantID), p.Interval, p.IntervalCount, count, tx.Now()).Scan(&p.CreatedAt)
 }
 
 // DeleteSubscriptionPlan stops selling a variant as a subscription. Subscriptions already
@@ -268,8 +268,8 @@ func (tx *Tx) StartSubscriptions(ctx context.Context, t *schema.Tenant, o *Order
 	var out []*Subscription
 	for _, terms := range o.Reservation.Subscriptions {
 		s := &Subscription{ID: NewUUID(), Status: SubscriptionActive, CustomerID: o.CustomerID, Email: o.Email, OrderID: o.ID,
-			OrderReference: o.Reference, LastOrderReference: o.Reference, Method: method, Terms: terms, Anchor: tx.now,
-			CurrentPeriodStart: tx.now, CreatedAt: tx.now, UpdatedAt: tx.now}
+			OrderReference: o.Reference, LastOrderReference: o.Reference, Method: method, Terms: terms, Anchor: tx.Now(),
+			CurrentPeriodStart: tx.Now(), CreatedAt: tx.Now(), UpdatedAt: tx.Now()}
 		s.CurrentPeriodEnd = s.Plan().PeriodStart(s.Anchor, 1)
 		next := s.CurrentPeriodEnd
 		s.NextAttemptAt = &next
@@ -284,7 +284,7 @@ func (tx *Tx) StartSubscriptions(ctx context.Context, t *schema.Tenant, o *Order
 				current_period_start, current_period_end, next_attempt_at, created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10, $11, $12, $13, $14, $15, $15, $16, $16, $15, $15)`,
 			t.ID, s.ID, s.CustomerID, s.Email, s.Status, o.ID, terms.LineNo, o.Reference, int64(terms.Item.VariantID),
-			terms.Plan.Interval, terms.Plan.IntervalCount, count, jsonb(terms), method, tx.now, s.CurrentPeriodEnd)
+			terms.Plan.Interval, terms.Plan.IntervalCount, count, jsonb(terms), method, tx.Now(), s.CurrentPeriodEnd)
 		if err != nil {
 			return nil, err
 		}
@@ -300,7 +300,7 @@ func (tx *Tx) StartSubscriptions(ctx context.Context, t *schema.Tenant, o *Order
 // paid once: a second order for it fails the transaction (a conflict).
 func (tx *Tx) RecordSubscriptionPeriod(ctx context.Context, t *schema.Tenant, id string, k int, orderID string) error {
 	_, err := tx.pg.Exec(ctx, `INSERT INTO subscription_periods (tenant_id, subscription_id, period, order_id, created_at)
-		VALUES ($1, $2, $3, $4, $5)`, t.ID, id, k, orderID, tx.now)
+		VALUES ($1, $2, $3, $4, $5)`, t.ID, id, k, orderID, tx.Now())
 	return err
 }
 
@@ -358,7 +358,7 @@ func (tx *Tx) Subscriptions(ctx context.Context, t *schema.Tenant, status string
 // SaveSubscription writes what changes of a subscription: its status, periods, renewal
 // bookkeeping and cancellation.
 func (tx *Tx) SaveSubscription(ctx context.Context, t *schema.Tenant, s *Subscription) error {
-	s.UpdatedAt = tx.now
+	s.UpdatedAt = tx.Now()
 	var renewal any
 	if s.RenewalOrderID != "" {
 		renewal = s.RenewalOrderID
@@ -381,7 +381,7 @@ func (tx *Tx) SaveSubscription(ctx context.Context, t *schema.Tenant, s *Subscri
 // nothing is renewed after it. The caller checks the status first.
 func (tx *Tx) CancelSubscription(ctx context.Context, t *schema.Tenant, s *Subscription, reason, comment string) error {
 	s.Status, s.NextAttemptAt = SubscriptionCancelled, nil
-	s.Cancellation = &Cancellation{Reason: reason, Comment: comment, At: tx.now}
+	s.Cancellation = &Cancellation{Reason: reason, Comment: comment, At: tx.Now()}
 	if err := tx.SaveSubscription(ctx, t, s); err != nil {
 		return err
 	}
@@ -434,7 +434,7 @@ func (db *DB) TestSaveMethod(ctx context.Context, tenantID, key, id, token strin
 	var out string
 	err := db.Tx(ctx, func(tx *Tx) error {
 		if _, err := tx.pg.Exec(ctx, `INSERT INTO test_payment_methods (tenant_id, id, setup_key, token, created_at)
-			VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`, tenantID, id, key, token, tx.now); err != nil {
+			VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`, tenantID, id, key, token, tx.Now()); err != nil {
 			return err
 		}
 		return tx.pg.QueryRow(ctx, `SELECT id FROM test_payment_methods WHERE tenant_id = $1 AND setup_key = $2`, tenantID, key).Scan(&out)
@@ -461,7 +461,7 @@ func (db *DB) TestCharge(ctx context.Context, tenantID, key, methodID, id string
 	var e payment.LedgerEntry
 	err := db.Tx(ctx, func(tx *Tx) error {
 		if _, err := tx.pg.Exec(ctx, `INSERT INTO test_payments (tenant_id, idempotency_key, id, amount, currency, status, method_id, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) ON CONFLICT DO NOTHING`, tenantID, key, id, amount, currency, status, methodID, tx.now); err != nil {
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) ON CONFLICT DO NOTHING`, tenantID, key, id, amount, currency, status, methodID, tx.Now()); err != nil {
 			return err
 		}
 		return tx.pg.QueryRow(ctx, `SELECT id, status FROM test_payments WHERE tenant_id = $1 AND idempotency_key = $2`,

@@ -40,7 +40,7 @@ func (db *DB) CreateTenant(ctx context.Context, t *schema.Tenant) error {
 	}
 	return db.Tx(ctx, func(tx *Tx) error {
 		t.ID = NewUUID()
-		t.CreatedAt, t.UpdatedAt = tx.now, tx.now
+		t.CreatedAt, t.UpdatedAt = tx.Now(), tx.Now()
 		if _, err := tx.pg.Exec(ctx, `INSERT INTO log_versions (log_id, version) VALUES ($1, 0)`, t.ID); err != nil {
 			return err
 		}
@@ -106,7 +106,7 @@ func (db *DB) UpdateTenant(ctx context.Context, slug string, edit func(t *schema
 
 // saveTenant writes a changed registry entry and its change.
 func (tx *Tx) saveTenant(ctx context.Context, t *schema.Tenant) error {
-	t.UpdatedAt = tx.now
+	t.UpdatedAt = tx.Now()
 	if err := tx.putTenant(ctx, t, false); err != nil {
 		return err
 	}

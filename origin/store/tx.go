@@ -131,8 +131,22 @@ func (tx *Tx) credentialsChanged(t *schema.Tenant) {
 	tx.creds = append(tx.creds, t.ID)
 }
 
-// Now is the transaction's clock reading: every timestamp a transaction writes is this one.
-func (tx *Tx) Now() time.Time { return tx.now }
+// Now is the transaction's clock reading: every timestamp a transaction writes is this one (in a
+// group, each write's own: runGroup). It is read after the transaction's snapshot was taken, once
+// the round trip that began the transaction was read (txOpen.opened). Read before the
+// transaction's first statement, it begins the transaction on its own round trip first, as every
+// transaction used to. Callers read a statement's results before they read the clock.
+func (tx *Tx) Now() time.Time {
+	if tx.now.IsZero() && tx.pg.open != nil {
+		if !tx.pg.begun() {
+			tx.pg.sendPending(tx.pg.open.ctx) // a failure is kept: the next statement returns it
+		}
+		if tx.now.IsZero() {
+			tx.now = tx.db.now() // the beginning failed, or its round trip is being read
+		}
+	}
+	return tx.now
+}
 
 // logFor returns the version tracker of a log, locking its row on first use: the lock is held
 // until commit, so versions of a log are taken in commit order, and finish writes the row once
@@ -239,14 +253,15 @@ func (tx *Tx) emit(t *schema.Tenant, kind string, data any) {
 	if err != nil {
 		panic("store: marshal event: " + err.Error())
 	}
-	tx.events = append(tx.events, Event{ID: NewUUID(), TenantID: t.ID, Tenant: t.Slug, Kind: kind, Created: tx.now, Data: b})
+	tx.events = append(tx.events, Event{ID: NewUUID(), TenantID: t.ID, Tenant: t.Slug, Kind: kind, Created: tx.Now(), Data: b})
 }
 
-// finish settles each log at the last version taken, stamps transaction bounds on the changes and
-// writes both outboxes. It runs inside the transaction, just before COMMIT, and sends its
-// statements as one batch: one round trip whatever the number of logs.
-func (tx *Tx) finish(ctx context.Context) ([]LogCommit, error) {
-	var commits []LogCommit
+// finish settles each log at the last version taken, stamps transaction bounds on the changes,
+// writes both outboxes and commits. It sends its statements and the COMMIT as one batch: one
+// round trip whatever the number of logs. sent reports whether the COMMIT went out: when it did
+// and err says the connection failed, the transaction may have committed. A transaction that
+// sent no statement and has none to send was never begun, and is not committed.
+func (tx *Tx) finish(ctx context.Context) (commits []LogCommit, sent bool, err error) {
 	b := &pgx.Batch{}
 	for _, w := range tx.later {
 		b.Queue(w.sql, w.args...)
@@ -272,7 +287,7 @@ func (tx *Tx) finish(ctx context.Context) ([]LogCommit, error) {
 			INSERT INTO repl_outbox (log_id, version, txn_first, txn_last, key, body, deleted, created_at)
 			SELECT $1, v, $2, $3, k, b, d, $4
 			FROM unnest($5::INT8[], $6::TEXT[], $7::BYTEA[], $8::BOOL[]) AS r(v, k, b, d)`,
-			l.id, first, last, tx.now, versions, keys, bodies, deleted)
+			l.id, first, last, tx.Now(), versions, keys, bodies, deleted)
 		commits = append(commits, LogCommit{Log: l.name, Version: last})
 	}
 	if len(tx.events) > 0 {
@@ -287,15 +302,34 @@ func (tx *Tx) finish(ctx context.Context) ([]LogCommit, error) {
 		b.Queue(`
 			INSERT INTO event_outbox (id, tenant_id, kind, payload, created_at)
 			SELECT i, t, k, p, $1 FROM unnest($2::UUID[], $3::UUID[], $4::TEXT[], $5::BYTEA[]) AS r(i, t, k, p)`,
-			tx.now, ids, tenants, kinds, payloads)
+			tx.Now(), ids, tenants, kinds, payloads)
 	}
-	if b.Len() == 0 {
-		return nil, nil
+	if b.Len() == 0 && !tx.pg.begun() && (tx.pg.ahead == nil || len(tx.pg.ahead.stmts) == 0) {
+		return nil, false, nil
 	}
-	if err := tx.pg.SendBatch(ctx, b).Close(); err != nil {
-		return nil, err
+	if err := tx.pg.beginFailed(); err != nil {
+		return nil, false, err
 	}
-	return commits, nil
+	n := b.Len()
+	b.Queue(`COMMIT`)
+	br := tx.pg.SendBatch(ctx, b)
+	defer br.Close()
+	for range n {
+		if _, err := br.Exec(); err != nil {
+			return nil, true, err
+		}
+	}
+	tag, err := br.Exec()
+	if err == nil && tag.String() == "ROLLBACK" {
+		err = pgx.ErrTxCommitRollback // the transaction had failed: COMMIT rolled it back
+	}
+	if err == nil {
+		err = br.Close()
+	}
+	if err != nil {
+		return nil, true, err
+	}
+	return commits, true, nil
 }
 
 // allocIDs takes n consecutive integer ids from a tenant's id space and returns the first.

@@ -53,7 +53,7 @@ func (db *DB) CreateUser(ctx context.Context, t *schema.Tenant, u *schema.User) 
 			return err
 		}
 		u.ID = schema.UserID(id)
-		u.CreatedAt = tx.now
+		u.CreatedAt = tx.Now()
 		if err := tx.saveAuthor(ctx, t, false, u.ID, u); err != nil {
 			return err
 		}
@@ -90,7 +90,7 @@ func (db *DB) CreateAppPassword(ctx context.Context, t *schema.Tenant, user sche
 	}
 	ap := &AppPassword{UUID: NewUUID(), UserID: user, Name: name}
 	err := db.Tx(ctx, func(tx *Tx) error {
-		ap.CreatedAt = tx.now
+		ap.CreatedAt = tx.Now()
 		_, err := tx.pg.Exec(ctx, `INSERT INTO app_passwords (tenant_id, uuid, user_id, name, hash, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
 			t.ID, ap.UUID, int64(user), name, hash, ap.CreatedAt)
 		return err

@@ -33,7 +33,7 @@ func (tx *Tx) CreateUserTx(ctx context.Context, t *schema.Tenant, u *schema.User
 	if err != nil {
 		return err
 	}
-	u.ID, u.CreatedAt = schema.UserID(id), tx.now
+	u.ID, u.CreatedAt = schema.UserID(id), tx.Now()
 	if err := tx.saveAuthor(ctx, t, false, u.ID, u); err != nil {
 		return err
 	}
@@ -153,7 +153,7 @@ func (db *DB) NewAppPassword(ctx context.Context, t *schema.Tenant, user schema.
 	}
 	a := &AppPasswordInfo{UUID: NewUUID(), UserID: user, AppID: appID, Name: name}
 	err := db.Tx(ctx, func(tx *Tx) error {
-		a.CreatedAt = tx.now
+		a.CreatedAt = tx.Now()
 		_, err := tx.pg.Exec(ctx, `INSERT INTO app_passwords (tenant_id, uuid, user_id, name, hash, created_at, app_id) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 			t.ID, a.UUID, int64(user), name, hash, a.CreatedAt, appID)
 		return err

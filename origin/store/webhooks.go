@@ -55,10 +55,10 @@ func scanWebhookEndpoint(row pgx.Row) (*WebhookEndpoint, error) {
 // CreateWebhookEndpoint stores a new endpoint (every field but the id and times set by the
 // caller) and fills in its id and times.
 func (tx *Tx) CreateWebhookEndpoint(ctx context.Context, t *schema.Tenant, e *WebhookEndpoint) error {
-	e.CreatedAt, e.UpdatedAt = tx.now, tx.now
+	e.CreatedAt, e.UpdatedAt = tx.Now(), tx.Now()
 	return tx.pg.QueryRow(ctx, `INSERT INTO webhook_endpoints (tenant_id, url, events, ip_allowlist, description, secret,
 		enabled, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING id::text`,
-		t.ID, e.URL, nonNilStrings(e.Events), nonNilStrings(e.IPAllowlist), e.Description, e.Secret, e.Enabled, tx.now).Scan(&e.ID)
+		t.ID, e.URL, nonNilStrings(e.Events), nonNilStrings(e.IPAllowlist), e.Description, e.Secret, e.Enabled, tx.Now()).Scan(&e.ID)
 }
 
 // WebhookEndpoints lists a store's endpoints, oldest first.
@@ -86,18 +86,18 @@ func (tx *Tx) WebhookEndpointByID(ctx context.Context, t *schema.Tenant, id stri
 // UpdateWebhookEndpoint writes an endpoint's settings and secrets as the caller changed them. A
 // disabled endpoint's pending deliveries are cancelled; enabling it clears the failure record.
 func (tx *Tx) UpdateWebhookEndpoint(ctx context.Context, t *schema.Tenant, e *WebhookEndpoint) error {
-	e.UpdatedAt = tx.now
+	e.UpdatedAt = tx.Now()
 	if e.Enabled {
 		e.DisabledReason, e.DisabledAt, e.FailingSince = "", nil, nil
 	} else if e.DisabledAt == nil {
-		now := tx.now
+		now := tx.Now()
 		e.DisabledAt = &now
 	}
 	if _, err := tx.pg.Exec(ctx, `UPDATE webhook_endpoints SET url = $3, events = $4, ip_allowlist = $5, description = $6,
 		secret = $7, previous_secret = $8, previous_until = $9, enabled = $10, disabled_reason = $11, disabled_at = $12,
 		failing_since = $13, updated_at = $14 WHERE tenant_id = $1 AND id = $2`,
 		t.ID, e.ID, e.URL, nonNilStrings(e.Events), nonNilStrings(e.IPAllowlist), e.Description, e.Secret, e.PreviousSecret, e.PreviousUntil,
-		e.Enabled, e.DisabledReason, e.DisabledAt, e.FailingSince, tx.now); err != nil {
+		e.Enabled, e.DisabledReason, e.DisabledAt, e.FailingSince, tx.Now()); err != nil {
 		return err
 	}
 	if !e.Enabled {
@@ -124,7 +124,7 @@ func (tx *Tx) DeleteWebhookEndpoint(ctx context.Context, t *schema.Tenant, id st
 
 func (tx *Tx) cancelDeliveries(ctx context.Context, tenantID, endpointID string) error {
 	_, err := tx.pg.Exec(ctx, `UPDATE webhook_deliveries SET state = 'cancelled', lease_until = NULL, lease_token = NULL, updated_at = $3
-		WHERE tenant_id = $1 AND endpoint_id = $2 AND state = 'pending'`, tenantID, endpointID, tx.now)
+		WHERE tenant_id = $1 AND endpoint_id = $2 AND state = 'pending'`, tenantID, endpointID, tx.Now())
 	return err
 }
 
@@ -461,10 +461,10 @@ func (tx *Tx) WebhookAttempts(ctx context.Context, t *schema.Tenant, deliveryIDs
 // AddDelivery queues one delivery outside the event stream (a redelivery or a test event) for
 // an endpoint of the store, due now.
 func (tx *Tx) AddDelivery(ctx context.Context, t *schema.Tenant, d *WebhookDelivery) error {
-	d.State, d.CreatedAt, d.UpdatedAt, d.NextAttemptAt = DeliveryPending, tx.now, tx.now, tx.now
+	d.State, d.CreatedAt, d.UpdatedAt, d.NextAttemptAt = DeliveryPending, tx.Now(), tx.Now(), tx.Now()
 	return tx.pg.QueryRow(ctx, `INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, kind, source, payload,
 		state, next_attempt_at, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $7, $7) RETURNING id::text`,
-		t.ID, d.EndpointID, d.EventID, d.Kind, d.Source, d.Payload, tx.now).Scan(&d.ID)
+		t.ID, d.EndpointID, d.EventID, d.Kind, d.Source, d.Payload, tx.Now()).Scan(&d.ID)
 }
 
 // PruneWebhookLog deletes finished deliveries created before horizon, with their attempts.
