@@ -54,8 +54,8 @@ func (p pool) Close() { p.p.Close() }
 // ahead of its first statement (txOpen), and its COMMIT behind its last (Tx.finish). Every
 // statement sent ahead is read before the caller's own results. (pgx's Batch.BeginTx also sends
 // BEGIN with a batch, but the pgx.Tx it gives commits on a round trip of its own. Saving both
-// round trips saved 0.25 ms of server CPU per price write in the bench's short freshness runs,
-// 0.15 of it in the database: bench/results/2026-11-27-roundtrips.)
+// round trips saved 0.15 ms of server CPU per price write in the bench's short freshness runs,
+// 0.12 of it in the database: bench/results/2026-11-27-roundtrips.)
 type txConn struct {
 	// q runs the statements: a connection of the pool (DB.attempt) or a begun pgx.Tx.
 	q pgQuerier
