@@ -440,6 +440,36 @@ func (d *decoder) int64(dst *int64) bool {
 	return true
 }
 
+// uint64 decodes an unsigned integer as encoding/json does into a uint64 (null leaves dst as it
+// is); a sign, a fraction, an exponent or a value past the type's range is not handled.
+func (d *decoder) uint64(dst *uint64) bool {
+	if d.null() {
+		return true
+	}
+	j := d.i
+	if j >= len(d.b) || d.b[j] < '0' || d.b[j] > '9' {
+		return false
+	}
+	var n uint64
+	if d.b[j] == '0' {
+		j++
+	} else {
+		for j < len(d.b) && d.b[j] >= '0' && d.b[j] <= '9' {
+			v := uint64(d.b[j] - '0')
+			if n > (^uint64(0)-v)/10 {
+				return false
+			}
+			n = n*10 + v
+			j++
+		}
+	}
+	if j < len(d.b) && (d.b[j] == '.' || d.b[j] == 'e' || d.b[j] == 'E' || d.b[j] >= '0' && d.b[j] <= '9') {
+		return false
+	}
+	*dst, d.i = n, j
+	return true
+}
+
 func (d *decoder) int(dst *int) bool {
 	var n int64
 	if !d.int64(&n) || int64(int(n)) != n {
@@ -950,8 +980,9 @@ func decodePost(d *decoder, p *Post) bool {
 }
 
 // decodeChangeFast parses a change's envelope as decodeChangeJSON would, for the form the relay
-// writes: exact keys, each once, no digest (heads that carry one take encoding/json), data an
-// object. It reports false for anything else. Data is copied out of b.
+// writes: exact keys, each once, a head's digest included (a head follows every publish, so a
+// reflective decode of it cost every follower as much as the change itself), data an object. It
+// reports false for anything else. Data is copied out of b.
 func decodeChangeFast(b []byte) (*Change, bool) {
 	d := decoder{b: b}
 	c := &Change{}
@@ -977,6 +1008,16 @@ func decodeChangeFast(b []byte) (*Change, bool) {
 			return once(&seen, 7) && d.peek() != 'n' && d.int64(&c.TxnLast)
 		case "deleted":
 			return once(&seen, 8) && d.peek() != 'n' && d.bool(&c.Deleted)
+		case "digest":
+			if !once(&seen, 10) {
+				return false
+			}
+			if d.null() {
+				c.Digest = nil
+				return true
+			}
+			c.Digest = &LogDigest{}
+			return d.logDigest(c.Digest)
 		case "data":
 			if !once(&seen, 9) {
 				return false
@@ -995,6 +1036,24 @@ func decodeChangeFast(b []byte) (*Change, bool) {
 	}
 	d.ws()
 	return c, d.i == len(d.b)
+}
+
+// logDigest decodes a head's digest object: exact keys, each once.
+func (d *decoder) logDigest(g *LogDigest) bool {
+	var seen uint64
+	return d.object(func(key string) bool {
+		switch key {
+		case "pub_count":
+			return once(&seen, 0) && d.int64(&g.PubCount)
+		case "pub_sum":
+			return once(&seen, 1) && d.uint64(&g.PubSum)
+		case "priv_count":
+			return once(&seen, 2) && d.int64(&g.PrivCount)
+		case "priv_sum":
+			return once(&seen, 3) && d.uint64(&g.PrivSum)
+		}
+		return false
+	})
 }
 
 // ownedEnum decodes a string that does not alias the input: one of consts, or a copy.
