@@ -1013,7 +1013,6 @@ func decodeChangeFast(b []byte) (*Change, bool) {
 				return false
 			}
 			if d.null() {
-				c.Digest = nil
 				return true
 			}
 			c.Digest = &LogDigest{}

@@ -3,6 +3,7 @@ package schema
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -367,13 +368,11 @@ func FuzzValidJSON(f *testing.F) {
 // every publish), by the fast path and by encoding/json.
 func BenchmarkDecodeChange(b *testing.B) {
 	samples := sampleChanges()
+	head := slices.IndexFunc(samples, func(w []byte) bool { return strings.Contains(string(w), `"digest"`) })
 	for _, c := range []struct {
 		name string
 		w    []byte
-	}{{"product", samples[0]}, {"head", samples[len(samples)-3]}} {
-		if !strings.Contains(string(c.w), `"kind":"`+string(KindProduct)) && !strings.Contains(string(c.w), `"digest"`) {
-			b.Fatalf("%s: sample %s", c.name, c.w)
-		}
+	}{{"product", samples[0]}, {"head", samples[head]}} {
 		b.Run(c.name+"/fast", func(b *testing.B) {
 			b.ReportAllocs()
 			for range b.N {
