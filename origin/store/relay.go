@@ -154,7 +154,11 @@ func (db *DB) PendingEvents(ctx context.Context, limit int) ([]EventRow, error) 
 
 // DeleteEvents deletes published events.
 func (db *DB) DeleteEvents(ctx context.Context, ids []string) error {
-	_, err := db.pool.Exec(ctx, `DELETE FROM event_outbox WHERE id = ANY($1::UUID[])`, ids)
+	idArg, err := uuidArray(ids)
+	if err != nil {
+		return err
+	}
+	_, err = db.pool.Exec(ctx, `DELETE FROM event_outbox WHERE id = ANY($1::UUID[])`, idArg)
 	return mapError(err)
 }
 

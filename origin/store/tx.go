@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"vitrine/schema"
 )
@@ -299,10 +300,18 @@ func (tx *Tx) finish(ctx context.Context) (commits []LogCommit, sent bool, err e
 			ids[i], tenants[i], kinds[i] = e.ID, e.TenantID, e.Kind
 			payloads[i], _ = json.Marshal(e)
 		}
+		idArg, err := uuidArray(ids)
+		if err != nil {
+			return nil, false, err
+		}
+		tenantArg, err := uuidArray(tenants)
+		if err != nil {
+			return nil, false, err
+		}
 		b.Queue(`
 			INSERT INTO event_outbox (id, tenant_id, kind, payload, created_at)
 			SELECT i, t, k, p, $1 FROM unnest($2::UUID[], $3::UUID[], $4::TEXT[], $5::BYTEA[]) AS r(i, t, k, p)`,
-			tx.Now(), ids, tenants, kinds, payloads)
+			tx.Now(), idArg, tenantArg, kinds, payloads)
 	}
 	if b.Len() == 0 && !tx.pg.begun() && (tx.pg.ahead == nil || len(tx.pg.ahead.stmts) == 0) {
 		return nil, false, nil
@@ -347,6 +356,22 @@ func (tx *Tx) allocIDs(ctx context.Context, tenantID, space string, n int64) (in
 		return 0, fmt.Errorf("store: id space %s of tenant %s is exhausted", space, tenantID)
 	}
 	return first, nil
+}
+
+// uuidArray returns ids as a uuid[] parameter that pgx encodes in binary at once. Bound as a
+// []string, a uuid[] parameter first fails pgx's binary encode plan, which pgx v5.12 plans again
+// at every execution because it memoizes no failed plan, and then goes as text: 2.2 µs against
+// 0.4 µs per parameter, and in a profile of the freshness bench's price writes 5–8% of the
+// origin's CPU (README, "seventh pass"). An id that is not a UUID is invalid input here instead
+// of a database error.
+func uuidArray(ids []string) ([]pgtype.UUID, error) {
+	out := make([]pgtype.UUID, len(ids))
+	for i, id := range ids {
+		if err := out[i].Scan(id); err != nil {
+			return nil, &schema.Error{Code: schema.CodeInvalid, Message: fmt.Sprintf("%q is not a UUID", id)}
+		}
+	}
+	return out, nil
 }
 
 // NewUUID returns a random (version 4) UUID in text form.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"vitrine/schema"
 )
@@ -200,6 +201,13 @@ func (db *DB) AddDeliveries(ctx context.Context, ds []*WebhookDelivery, now time
 		cols[4] = append(cols[4], d.Source)
 		payloads[i] = d.Payload
 	}
+	var ids [3][]pgtype.UUID
+	for i := range ids {
+		var err error
+		if ids[i], err = uuidArray(cols[i]); err != nil {
+			return 0, err
+		}
+	}
 	return TxValue(ctx, db, func(tx *Tx) (int, error) {
 		tag, err := tx.pg.Exec(ctx, `INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, kind, source, payload,
 			state, next_attempt_at, created_at, updated_at)
@@ -207,7 +215,7 @@ func (db *DB) AddDeliveries(ctx context.Context, ds []*WebhookDelivery, now time
 			FROM unnest($1::UUID[], $2::UUID[], $3::UUID[], $4::TEXT[], $5::TEXT[], $6::BYTEA[]) AS r(t, e, v, k, s, p)
 			JOIN webhook_endpoints w ON w.tenant_id = r.t AND w.id = r.e AND w.enabled
 			ON CONFLICT (endpoint_id, event_id) WHERE source = 'event' DO NOTHING`,
-			cols[0], cols[1], cols[2], cols[3], cols[4], payloads, now)
+			ids[0], ids[1], ids[2], cols[3], cols[4], payloads, now)
 		return int(tag.RowsAffected()), err
 	})
 }
@@ -274,6 +282,14 @@ func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Dur
 	for i, c := range ids {
 		tenants[i], deliveries[i] = c.tenant, c.id
 	}
+	tenantArg, err := uuidArray(tenants)
+	if err != nil {
+		return nil, err
+	}
+	deliveryArg, err := uuidArray(deliveries)
+	if err != nil {
+		return nil, err
+	}
 	out, err := appendRows(ctx, db.pool, nil, `SELECT d.tenant_id::text, `+prefixed("d.", webhookDeliveryColumns)+`, `+
 		prefixed("e.", webhookEndpointColumns)+`
 		FROM unnest($1::UUID[], $2::UUID[]) AS k (tenant_id, id)
@@ -286,7 +302,7 @@ func (db *DB) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Dur
 			&e.ID, &e.URL, &e.Events, &e.IPAllowlist, &e.Description, &e.Secret, &e.PreviousSecret, &e.PreviousUntil,
 			&e.Enabled, &e.DisabledReason, &e.DisabledAt, &e.FailingSince, &e.CreatedAt, &e.UpdatedAt)
 		return c, err
-	}, tenants, deliveries)
+	}, tenantArg, deliveryArg)
 	return out, mapError(err)
 }
 
@@ -435,6 +451,10 @@ func (tx *Tx) WebhookDeliveryByID(ctx context.Context, t *schema.Tenant, id stri
 
 // WebhookAttempts returns the attempts of deliveries, by delivery id, in attempt order.
 func (tx *Tx) WebhookAttempts(ctx context.Context, t *schema.Tenant, deliveryIDs []string) (map[string][]*WebhookAttempt, error) {
+	idArg, err := uuidArray(deliveryIDs)
+	if err != nil {
+		return nil, err
+	}
 	rows, err := appendRows(ctx, tx.pg, nil, `SELECT delivery_id::text, attempt, started_at, duration_ms, request_headers, remote_addr,
 		response_status, response_headers, response_body, error FROM webhook_attempts
 		WHERE tenant_id = $1 AND delivery_id = ANY($2::UUID[]) ORDER BY delivery_id, attempt`, func(row pgx.Row) (*WebhookAttempt, error) {
@@ -447,7 +467,7 @@ func (tx *Tx) WebhookAttempts(ctx context.Context, t *schema.Tenant, deliveryIDs
 		_ = json.Unmarshal(reqh, &a.RequestHeaders)
 		_ = json.Unmarshal(resh, &a.ResponseHeaders)
 		return a, nil
-	}, t.ID, deliveryIDs)
+	}, t.ID, idArg)
 	if err != nil {
 		return nil, err
 	}
