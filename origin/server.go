@@ -186,7 +186,8 @@ func New(cfg Config, db *store.DB, rep *replica.Replica) *Server {
 		ids: pipeline.NewRequestIDs(), http: pipeline.NewHTTPMetrics(cfg.Metrics, "origin"), kses: kses.New()}
 	s.Responder = &handler.Responder{Log: s.log, HTTP: s.http, WriteWait: cfg.WriteWait,
 		Writes:            cfg.Metrics.NewCounter(`vitrine_origin_writes_total`),
-		WriteWaitTimeouts: cfg.Metrics.NewCounter(`vitrine_origin_write_wait_timeouts_total`)}
+		WriteWaitTimeouts: cfg.Metrics.NewCounter(`vitrine_origin_write_wait_timeouts_total`),
+		WriteWaitTime:     cfg.Metrics.GetOrCreatePrometheusHistogramExt(`vitrine_origin_write_wait_seconds`, pipeline.LatencyBuckets)}
 	s.authFailures = cfg.Metrics.NewCounter(`vitrine_origin_auth_failures_total`)
 	s.front = &pipeline.Front{Tenants: rep, IDs: s.ids, HTTP: s.http, Health: s.health, Tail: s.tail,
 		Floor: &pipeline.ReadFloor{Wait: cfg.FloorWait, Behind: "The origin has not applied the requested version yet; retry shortly"},
@@ -553,9 +554,7 @@ func (s *Server) announceWrites(ctx *fasthttp.RequestCtx, rq *handler.Request) {
 		return
 	}
 	pipeline.SetWriteVersion(&ctx.Response.Header, top)
-	if !rq.Tenant.WaitFor(top, s.cfg.WriteWait) {
-		s.WriteWaitTimeouts.Inc()
-	}
+	s.WaitReplica(ctx, rq, top)
 }
 
 // health answers /healthz (the process is up) and /readyz (the database answers and the replica

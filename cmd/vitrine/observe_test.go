@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -144,6 +146,39 @@ func TestOriginAbuseLimitsAndMetrics(t *testing.T) {
 		}
 		if text := metricsText(set); !strings.Contains(text, `vitrine_http_requests_total{process="origin",route="customer.login POST",status="503"} `) {
 			t.Errorf("the refused sign-ins are not counted under their route:\n%s", grepMetric(text, `route="customer.login POST"`))
+		}
+	})
+
+	t.Run("a write's timings", func(t *testing.T) {
+		timing := regexp.MustCompile(`^app;dur=([0-9]+\.[0-9]{3}), replica;dur=([0-9]+\.[0-9]{3})$`)
+		waits := func() int {
+			m := regexp.MustCompile(`(?m)^vitrine_origin_write_wait_seconds_count ([0-9]+)$`).FindStringSubmatch(metricsText(set))
+			if m == nil {
+				return 0
+			}
+			n, _ := strconv.Atoi(m[1])
+			return n
+		}
+		before := waits()
+		for i, uri := range []string{"/api/admin/products", "/api/admin/products"} {
+			r := call(t, "POST", s.originAddr, sh.host, uri, fmt.Sprintf(`{"title":"Timed %d","prices":{"USD":100}}`, i), "Authorization", sh.auth)
+			if r.status != 201 || r.header.Get("Vitrine-Write-Version") == "" {
+				t.Fatalf("create: %d %v %s", r.status, r.header, r.body)
+			}
+			m := timing.FindStringSubmatch(r.header.Get("Server-Timing"))
+			if m == nil {
+				t.Fatalf("Server-Timing %q, want app and replica durations", r.header.Get("Server-Timing"))
+			}
+			wv, _ := strconv.ParseInt(r.header.Get("Vitrine-Write-Version"), 10, 64)
+			if rv, _ := strconv.ParseInt(r.header.Get("Vitrine-Replica-Version"), 10, 64); rv < wv {
+				t.Errorf("the answer came before the origin's replica had the write: %v", r.header)
+			}
+		}
+		if r := call(t, "GET", s.originAddr, sh.host, "/api/admin/products", "", "Authorization", sh.auth); r.header.Get("Server-Timing") != "" {
+			t.Errorf("a read answered with a write's timings: %q", r.header.Get("Server-Timing"))
+		}
+		if n := waits() - before; n != 2 {
+			t.Errorf("%d waits recorded for two writes:\n%s", n, grepMetric(metricsText(set), "vitrine_origin_write_wait"))
 		}
 	})
 

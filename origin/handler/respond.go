@@ -22,9 +22,37 @@ type Responder struct {
 	// Writes counts successful writes; WriteWaitTimeouts the writes whose answer stopped waiting
 	// for the origin's replica.
 	Writes, WriteWaitTimeouts *metrics.Counter
+	// WriteWaitTime, when set, records how long each write's answer waited for the origin's
+	// replica.
+	WriteWaitTime *metrics.PrometheusHistogram
 	// WriteWait bounds how long a write's answer waits for the origin's replica to apply it.
 	WriteWait time.Duration
 }
+
+// WaitReplica waits, at most WriteWait, for the origin's replica to apply version v of the
+// request's tenant, so that the origin reads its own writes. It counts a wait that ran out,
+// records the wait (WriteWaitTime), and sets the answer's Server-Timing to where the write's time
+// at the origin went: "app", from the request read to the wait (routing, authentication, the
+// transaction with its queueing and retries), and "replica", the wait.
+func (r *Responder) WaitReplica(ctx *fasthttp.RequestCtx, rq *Request, v int64) {
+	start := time.Now()
+	if !rq.Tenant.WaitFor(v, r.WriteWait) {
+		r.WriteWaitTimeouts.Inc()
+	}
+	waited := time.Since(start)
+	if r.WriteWaitTime != nil {
+		r.WriteWaitTime.Update(waited.Seconds())
+	}
+	b := make([]byte, 0, 40)
+	b = append(b, "app;dur="...)
+	b = strconv.AppendFloat(b, float64(start.Sub(ctx.Time()).Microseconds())/1000, 'f', 3, 64)
+	b = append(b, ", replica;dur="...)
+	b = strconv.AppendFloat(b, float64(waited.Microseconds())/1000, 'f', 3, 64)
+	ctx.Response.Header.SetBytesV(HeaderServerTiming, b)
+}
+
+// HeaderServerTiming is the header of a write's timings at the origin (WaitReplica).
+const HeaderServerTiming = "Server-Timing"
 
 // Reply writes a successful answer that is not a replicated write.
 func (r *Responder) Reply(ctx *fasthttp.RequestCtx, rq *Request, status int, v any) {
@@ -62,13 +90,15 @@ func (r *Responder) NoContentOr(ctx *fasthttp.RequestCtx, rq *Request, err error
 // replica to apply it, and the response body.
 func (r *Responder) Written(ctx *fasthttp.RequestCtx, rq *Request, commits []store.LogCommit, status int, body any) {
 	r.Writes.Inc()
+	var top int64
 	for _, c := range commits {
 		if c.Log == rq.Tenant.Slug {
-			pipeline.SetWriteVersion(&ctx.Response.Header, c.Version)
-			if !rq.Tenant.WaitFor(c.Version, r.WriteWait) {
-				r.WriteWaitTimeouts.Inc()
-			}
+			top = max(top, c.Version)
 		}
+	}
+	if top > 0 {
+		pipeline.SetWriteVersion(&ctx.Response.Header, top)
+		r.WaitReplica(ctx, rq, top)
 	}
 	pipeline.SetReplicaVersion(&ctx.Response.Header, rq.Tenant.Version())
 	ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
