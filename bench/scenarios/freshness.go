@@ -2,11 +2,14 @@ package scenarios
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -74,6 +77,9 @@ type FreshnessResult struct {
 	SendToVisible load.Summary `json:"send_to_visible"`
 	// Timeouts counts watches the edge answered 503 (floor not reached in its 2 s), Mismatches
 	// watches whose body lacked the written value.
+	// AckParts says where the acknowledgements' time went (the origin's Server-Timing): for
+	// every write, and for the slowest 1% and 0.1% by acknowledgement.
+	AckParts   []AckPart     `json:"ack_parts,omitempty"`
 	Timeouts   int           `json:"timeouts"`
 	Mismatches int           `json:"mismatches"`
 	Reads      []ReadLoad    `json:"reads"`
@@ -104,6 +110,72 @@ type FreshnessResult struct {
 	SnapshotSeconds float64        `json:"snapshot_seconds"`
 	Method          string         `json:"method"`
 	Statuses        map[string]int `json:"write_statuses,omitempty"`
+}
+
+// AckPart is the mean of each part of the acknowledgements of a set of writes, in ms: Send, from
+// the write's intended time to the bench sending it; App, the origin's time from reading the
+// request to waiting for its replica (routing, authentication, the transaction with its queueing
+// and retries); Replica, the origin's wait for its own replica to apply the write; Rest, the
+// remainder (the request's and the answer's way between the processes, the origin reading and
+// answering, and the scheduling of each).
+type AckPart struct {
+	Writes  string  `json:"writes"`
+	Count   int     `json:"count"`
+	Ack     float64 `json:"ack_ms"`
+	Send    float64 `json:"send_ms"`
+	App     float64 `json:"app_ms"`
+	Replica float64 `json:"replica_ms"`
+	Rest    float64 `json:"rest_ms"`
+}
+
+// ackTiming is one write's acknowledgement and its parts.
+type ackTiming struct{ ack, send, app, replica time.Duration }
+
+// ackParts returns AckPart for every write and for the slowest 1% and 0.1% by acknowledgement
+// (each at least one write); it sorts ts.
+func ackParts(ts []ackTiming) []AckPart {
+	if len(ts) == 0 {
+		return nil
+	}
+	slices.SortFunc(ts, func(a, b ackTiming) int { return cmp.Compare(b.ack, a.ack) })
+	mean := func(name string, ts []ackTiming) AckPart {
+		var a, s, p, r time.Duration
+		for _, t := range ts {
+			a, s, p, r = a+t.ack, s+t.send, p+t.app, r+t.replica
+		}
+		n := float64(len(ts)) * 1e6
+		return AckPart{Writes: name, Count: len(ts), Ack: float64(a) / n, Send: float64(s) / n, App: float64(p) / n,
+			Replica: float64(r) / n, Rest: float64(a-s-p-r) / n}
+	}
+	return []AckPart{mean("every write", ts), mean("the slowest 1%", ts[:max(1, len(ts)/100)]),
+		mean("the slowest 0.1%", ts[:max(1, len(ts)/1000)])}
+}
+
+// parseServerTiming reads the origin's Server-Timing of a write ("app;dur=1.234, replica;dur=0.567",
+// milliseconds): ok is false unless both are there, once each, as non-negative numbers.
+func parseServerTiming(h string) (app, replica time.Duration, ok bool) {
+	seen := 0
+	for m := range strings.SplitSeq(h, ",") {
+		name, params, found := strings.Cut(strings.TrimSpace(m), ";")
+		v, isDur := strings.CutPrefix(strings.TrimSpace(params), "dur=")
+		if !found || !isDur {
+			return 0, 0, false
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 || f > 1e9 || f != f {
+			return 0, 0, false
+		}
+		d := time.Duration(f * 1e6)
+		switch {
+		case name == "app" && seen&1 == 0:
+			app, seen = d, seen|1
+		case name == "replica" && seen&2 == 0:
+			replica, seen = d, seen|2
+		default:
+			return 0, 0, false
+		}
+	}
+	return app, replica, seen == 3
 }
 
 // ReadLoad is the read load one edge carried during a measurement.
@@ -235,6 +307,12 @@ func runFreshness(ctx context.Context, env bench.Env) (_ report.Section, err err
 		Header: []string{"", "writes", "p50", "p90", "p99", "p99.9", "max", "errors", "late"}}
 	ackTable.Rows = append(ackTable.Rows, summaryRow("PATCH /api/admin/products/{id}: acknowledged", res.Ack, strconv.Itoa(w.writeErrors), strconv.Itoa(w.late)),
 		summaryRow("the same, to visible on every edge", res.SendToVisible, "", ""))
+	res.AckParts = ackParts(w.timings)
+	partsTable := report.Table{Title: "Where the acknowledgements' time went, by the origin's Server-Timing (mean ms)",
+		Header: []string{"writes", "count", "acknowledged", "bench: intended to sent", "origin: read to replica wait", "origin: replica wait", "the rest"}}
+	for _, p := range res.AckParts {
+		partsTable.Rows = append(partsTable.Rows, []string{p.Writes, strconv.Itoa(p.Count), msf(p.Ack), msf(p.Send), msf(p.App), msf(p.Replica), msf(p.Rest)})
+	}
 
 	sec.Summary = []string{
 		fmt.Sprintf("Freshness at %.0f writes/s under %.0f reads/s on each of %d edges (separate processes; %d products): "+
@@ -272,6 +350,9 @@ func runFreshness(ctx context.Context, env bench.Env) (_ report.Section, err err
 		"carrying %.0f changes (%.2f per publish), and ran %.0f snapshot passes (%.2f s).", 1000*total/float64(acked), above, res.QuietSeconds,
 		res.RelayBatches, res.RelayPublished, res.RelayPublished/max(1, res.RelayBatches), res.SnapshotPasses, res.SnapshotSeconds))
 	sec.Tables = []report.Table{table, ackTable, readTable, cpuTable}
+	if len(partsTable.Rows) > 0 {
+		sec.Tables = []report.Table{table, ackTable, partsTable, readTable, cpuTable}
+	}
 	sec.Plots = []report.Plot{plot}
 	sec.Data = res
 	return sec, nil
@@ -348,6 +429,7 @@ type freshnessRun struct {
 	perEdge                   []*load.Histogram
 	writes, writeErrors, late int
 	timeouts, mismatches      int
+	timings                   []ackTiming // of writes whose answer carried the origin's Server-Timing
 	statuses                  map[string]int
 }
 
@@ -391,6 +473,7 @@ func (w *freshnessRun) write(seq int, intended time.Time, late, record bool) {
 	if seq%4 == 0 {
 		body = `{"prices":{"USD":` + strconv.Itoa(price) + `},"title":"Bench Renamed ` + strconv.Itoa(seq) + `"}`
 	}
+	sent := time.Now()
 	status, out, hdr, err := w.origin.do("PATCH", "/api/admin/products/"+strconv.FormatInt(p.ID, 10), []byte(body), "Authorization", w.auth)
 	acked := time.Now()
 	version := ""
@@ -432,6 +515,9 @@ func (w *freshnessRun) write(seq int, intended time.Time, late, record bool) {
 		w.late++
 	}
 	w.ack.Record(acked.Sub(intended))
+	if app, replica, ok := parseServerTiming(hdr("Server-Timing")); ok {
+		w.timings = append(w.timings, ackTiming{ack: acked.Sub(intended), send: max(0, sent.Sub(intended)), app: app, replica: replica})
+	}
 	var slowest time.Duration
 	for i := range lat {
 		w.perEdge[i].Record(lat[i])

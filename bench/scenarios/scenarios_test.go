@@ -1,8 +1,10 @@
 package scenarios
 
 import (
+	"fmt"
 	"os"
 	"testing"
+	"time"
 )
 
 // The memory fields cold starts report are read from /proc in bytes; a missing process or field
@@ -71,5 +73,78 @@ func TestWriteCPU(t *testing.T) {
 				t.Errorf("writeCPU = %v ms, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestParseServerTiming(t *testing.T) {
+	for _, tc := range []struct {
+		in           string
+		app, replica time.Duration
+		ok           bool
+	}{
+		{"app;dur=1.234, replica;dur=0.567", 1234 * time.Microsecond, 567 * time.Microsecond, true},
+		{"replica;dur=2,app;dur=0", 0, 2 * time.Millisecond, true},
+		{"", 0, 0, false},
+		{"app;dur=1.0", 0, 0, false},
+		{"app;dur=1, replica;dur=1, app;dur=2", 0, 0, false},
+		{"app;dur=1, db;dur=1", 0, 0, false},
+		{"app;dur=-1, replica;dur=1", 0, 0, false},
+		{"app;dur=NaN, replica;dur=1", 0, 0, false},
+		{"app;dur=1e300, replica;dur=1", 0, 0, false},
+		{"app;desc=x, replica;dur=1", 0, 0, false},
+		{"app, replica;dur=1", 0, 0, false},
+	} {
+		app, replica, ok := parseServerTiming(tc.in)
+		if ok != tc.ok || ok && (app != tc.app || replica != tc.replica) {
+			t.Errorf("parseServerTiming(%q) = %v, %v, %v; want %v, %v, %v", tc.in, app, replica, ok, tc.app, tc.replica, tc.ok)
+		}
+	}
+}
+
+func FuzzParseServerTiming(f *testing.F) {
+	f.Add("app;dur=1.234, replica;dur=0.567")
+	f.Add("replica;dur=2,app;dur=0")
+	f.Add("app;dur=1e300, replica;dur=1")
+	f.Fuzz(func(t *testing.T, h string) {
+		app, replica, ok := parseServerTiming(h)
+		if !ok {
+			return
+		}
+		if app < 0 || replica < 0 {
+			t.Fatalf("%q: negative parts %v, %v", h, app, replica)
+		}
+		// What it read, written as the origin writes it, reads back the same to the microsecond.
+		again := fmt.Sprintf("app;dur=%.3f, replica;dur=%.3f", float64(app)/1e6, float64(replica)/1e6)
+		a2, r2, ok := parseServerTiming(again)
+		if !ok || (a2-app).Abs() > time.Microsecond || (r2-replica).Abs() > time.Microsecond {
+			t.Fatalf("%q read as %v, %v; written as %q read back as %v, %v, %v", h, app, replica, again, a2, r2, ok)
+		}
+	})
+}
+
+// ackParts: the slowest writes are the ones with the longest acknowledgement, and the rest is
+// what the parts leave.
+func TestAckParts(t *testing.T) {
+	if ackParts(nil) != nil {
+		t.Fatal("parts of no writes")
+	}
+	var ts []ackTiming
+	for i := range 1000 {
+		d := time.Duration(i+1) * time.Millisecond
+		ts = append(ts, ackTiming{ack: d, send: d / 10, app: d / 5, replica: d / 2})
+	}
+	ts[0], ts[999] = ts[999], ts[0] // order does not matter
+	got := ackParts(ts)
+	if len(got) != 3 || got[0].Count != 1000 || got[1].Count != 10 || got[2].Count != 1 {
+		t.Fatalf("counts: %+v", got)
+	}
+	if got[2].Ack != 1000 || got[2].Send != 100 || got[2].App != 200 || got[2].Replica != 500 || got[2].Rest != 200 {
+		t.Errorf("the slowest write: %+v", got[2])
+	}
+	if want := (991.0 + 1000) / 2; got[1].Ack != want {
+		t.Errorf("the slowest 1%%: ack %v, want %v", got[1].Ack, want)
+	}
+	if got[0].Ack != 500.5 {
+		t.Errorf("every write: ack %v, want 500.5", got[0].Ack)
 	}
 }
