@@ -126,10 +126,14 @@ type AckPart struct {
 	App     float64 `json:"app_ms"`
 	Replica float64 `json:"replica_ms"`
 	Rest    float64 `json:"rest_ms"`
+	// First and Last are the earliest and the latest intended time of the writes, in seconds
+	// from the window's start: slow writes close together shared a stall.
+	First float64 `json:"first_s"`
+	Last  float64 `json:"last_s"`
 }
 
-// ackTiming is one write's acknowledgement and its parts.
-type ackTiming struct{ ack, send, app, replica time.Duration }
+// ackTiming is one write's acknowledgement and its parts, and its intended time in the window.
+type ackTiming struct{ at, ack, send, app, replica time.Duration }
 
 // ackParts returns AckPart for every write and for the slowest 1% and 0.1% by acknowledgement
 // (each at least one write); it sorts ts.
@@ -140,12 +144,14 @@ func ackParts(ts []ackTiming) []AckPart {
 	slices.SortFunc(ts, func(a, b ackTiming) int { return cmp.Compare(b.ack, a.ack) })
 	mean := func(name string, ts []ackTiming) AckPart {
 		var a, s, p, r time.Duration
+		first, last := ts[0].at, ts[0].at
 		for _, t := range ts {
 			a, s, p, r = a+t.ack, s+t.send, p+t.app, r+t.replica
+			first, last = min(first, t.at), max(last, t.at)
 		}
 		n := float64(len(ts)) * 1e6
 		return AckPart{Writes: name, Count: len(ts), Ack: float64(a) / n, Send: float64(s) / n, App: float64(p) / n,
-			Replica: float64(r) / n, Rest: float64(a-s-p-r) / n}
+			Replica: float64(r) / n, Rest: float64(a-s-p-r) / n, First: first.Seconds(), Last: last.Seconds()}
 	}
 	return []AckPart{mean("every write", ts), mean("the slowest 1%", ts[:max(1, len(ts)/100)]),
 		mean("the slowest 0.1%", ts[:max(1, len(ts)/1000)])}
@@ -309,9 +315,11 @@ func runFreshness(ctx context.Context, env bench.Env) (_ report.Section, err err
 		summaryRow("the same, to visible on every edge", res.SendToVisible, "", ""))
 	res.AckParts = ackParts(w.timings)
 	partsTable := report.Table{Title: "Where the acknowledgements' time went, by the origin's Server-Timing (mean ms)",
-		Header: []string{"writes", "count", "acknowledged", "bench: intended to sent", "origin: read to replica wait", "origin: replica wait", "the rest"}}
+		Header: []string{"writes", "count", "acknowledged", "bench: intended to sent", "origin: read to replica wait", "origin: replica wait", "the rest",
+			"sent between (s into the window)"}}
 	for _, p := range res.AckParts {
-		partsTable.Rows = append(partsTable.Rows, []string{p.Writes, strconv.Itoa(p.Count), msf(p.Ack), msf(p.Send), msf(p.App), msf(p.Replica), msf(p.Rest)})
+		partsTable.Rows = append(partsTable.Rows, []string{p.Writes, strconv.Itoa(p.Count), msf(p.Ack), msf(p.Send), msf(p.App), msf(p.Replica), msf(p.Rest),
+			strconv.FormatFloat(p.First, 'f', 2, 64) + "–" + strconv.FormatFloat(p.Last, 'f', 2, 64)})
 	}
 
 	sec.Summary = []string{
@@ -430,6 +438,7 @@ type freshnessRun struct {
 	writes, writeErrors, late int
 	timeouts, mismatches      int
 	timings                   []ackTiming // of writes whose answer carried the origin's Server-Timing
+	windowStart               time.Time   // of the measured run
 	statuses                  map[string]int
 }
 
@@ -440,6 +449,9 @@ func (w *freshnessRun) run(ctx context.Context, d time.Duration, record bool) er
 	sem := make(chan struct{}, 256)
 	var wg sync.WaitGroup
 	start := time.Now()
+	if record {
+		w.windowStart = start
+	}
 	for i := range n {
 		intended := start.Add(time.Duration(i) * interval)
 		if !sleepUntil(ctx, intended) {
@@ -516,7 +528,7 @@ func (w *freshnessRun) write(seq int, intended time.Time, late, record bool) {
 	}
 	w.ack.Record(acked.Sub(intended))
 	if app, replica, ok := parseServerTiming(hdr("Server-Timing")); ok {
-		w.timings = append(w.timings, ackTiming{ack: acked.Sub(intended), send: max(0, sent.Sub(intended)), app: app, replica: replica})
+		w.timings = append(w.timings, ackTiming{at: intended.Sub(w.windowStart), ack: acked.Sub(intended), send: max(0, sent.Sub(intended)), app: app, replica: replica})
 	}
 	var slowest time.Duration
 	for i := range lat {

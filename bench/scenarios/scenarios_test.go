@@ -131,7 +131,7 @@ func TestAckParts(t *testing.T) {
 	var ts []ackTiming
 	for i := range 1000 {
 		d := time.Duration(i+1) * time.Millisecond
-		ts = append(ts, ackTiming{ack: d, send: d / 10, app: d / 5, replica: d / 2})
+		ts = append(ts, ackTiming{at: time.Duration(i) * time.Second, ack: d, send: d / 10, app: d / 5, replica: d / 2})
 	}
 	ts[0], ts[999] = ts[999], ts[0] // order does not matter
 	got := ackParts(ts)
@@ -143,6 +143,9 @@ func TestAckParts(t *testing.T) {
 	}
 	if want := (991.0 + 1000) / 2; got[1].Ack != want {
 		t.Errorf("the slowest 1%%: ack %v, want %v", got[1].Ack, want)
+	}
+	if got[1].First != 990 || got[1].Last != 999 || got[0].First != 0 || got[0].Last != 999 {
+		t.Errorf("times: %+v", got)
 	}
 	if got[0].Ack != 500.5 {
 		t.Errorf("every write: ack %v, want 500.5", got[0].Ack)
