@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
+	"github.com/nats-io/nats.go"
 	"github.com/valyala/fasthttp"
 
 	"vitrine/edge/outbound"
@@ -143,7 +144,8 @@ func runDev(ctx context.Context, args []string) error {
 		return err
 	}
 	g.Go("relay", func() error { return rel.Run(gctx) })
-	if err := runSnapshots(g, gctx, nc, fc, snapFlags, rel, set, log); err != nil {
+	dial := func() (*nats.Conn, error) { return connectNATS(natsURL, "vitrine-dev-snapshots", log) }
+	if err := runSnapshots(g, gctx, dial, fc, snapFlags, rel, set, log); err != nil {
 		g.cancel()
 		g.Wait()
 		return err

@@ -421,7 +421,8 @@ func runRelay(ctx context.Context, args []string) error {
 	serveOps(ctx, *ops, *c.profiles, set, func() bool { return !r.Stats().EpochMismatch }, log)
 	log.Info("relay running", "change_schema", *changeSchema)
 	g, gctx := newGroup(ctx)
-	if err := runSnapshots(g, gctx, nc, fc, snapFlags, r, set, log); err != nil {
+	dial := func() (*nats.Conn, error) { return c.dialNATS("vitrine-relay-snapshots", log) }
+	if err := runSnapshots(g, gctx, dial, fc, snapFlags, r, set, log); err != nil {
 		return err
 	}
 	g.Go("relay", func() error { defer g.cancel(); return r.Run(gctx) })

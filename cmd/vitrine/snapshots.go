@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"runtime"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -36,18 +38,35 @@ func (f flags) snapshotFlags() snapshotFlags {
 }
 
 // runSnapshots writes the state stream's snapshots every period while rel holds its lease, and
-// registers the writer's metrics on set.
-func runSnapshots(g *group, ctx context.Context, nc *nats.Conn, fc feed.Config, sf snapshotFlags, rel *relay.Relay, set *metrics.Set, log *slog.Logger) error {
+// registers the writer's metrics on set. The writer has a NATS connection of its own (dial), so
+// that a pass's stream reads and object writes do not queue ahead of the relay's publishes and
+// their acknowledgements on one socket (README, "Twentieth session").
+func runSnapshots(g *group, ctx context.Context, dial func() (*nats.Conn, error), fc feed.Config, sf snapshotFlags, rel *relay.Relay, set *metrics.Set, log *slog.Logger) error {
 	every := *sf.every
 	if every <= 0 {
 		return nil
 	}
-	js, err := fc.JetStream(nc)
+	if p := *sf.cpuPercent; p < 1 || p > 100 {
+		return fmt.Errorf("--snapshot-cpu-percent must be between 1 and 100, not %d", p)
+	}
+	// Some of a pass's steps run long without a point to rest at (a shard's search index image).
+	// On a single P the relay's goroutines wait behind such a step, up to 10 ms each time one
+	// wakes, and a publish round wakes many: writes waiting for the origin's replica stalled
+	// 150–250 ms once a pass (README, "Twentieth session"). With two Ps the kernel schedules the
+	// pass's thread and the relay's, which mostly sleeps and so runs as soon as it wakes. A
+	// GOMAXPROCS the operator set is kept.
+	if os.Getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) < 2 {
+		runtime.GOMAXPROCS(2)
+		log.Info("snapshots: running the relay on two Ps, so that a pass does not hold up its publishing", "cpus", runtime.NumCPU())
+	}
+	nc, err := dial()
 	if err != nil {
 		return err
 	}
-	if p := *sf.cpuPercent; p < 1 || p > 100 {
-		return fmt.Errorf("--snapshot-cpu-percent must be between 1 and 100, not %d", p)
+	js, err := fc.JetStream(nc)
+	if err != nil {
+		nc.Close()
+		return err
 	}
 	wc := snapshot.WriterConfig{Feed: fc, Replicas: fc.Replicas, CPUShare: float64(*sf.cpuPercent) / 100, Logger: log,
 		// A pass yields to the relay while writes flow; beside an idle relay it runs at once.
@@ -69,7 +88,10 @@ func runSnapshots(g *group, ctx context.Context, nc *nats.Conn, fc feed.Config, 
 		metrics.WriteGaugeUint64(out, "vitrine_snapshot_last_pass_bytes", uint64(st.Last.Bytes))
 		metrics.WriteGaugeUint64(out, "vitrine_snapshot_last_pass_annex_bytes", uint64(st.Last.AnnexBytes))
 	})
-	g.Go("snapshots", func() error { return w.Run(ctx, every, func() bool { return rel.Stats().LeaseHeld }) })
+	g.Go("snapshots", func() error {
+		defer nc.Close()
+		return w.Run(ctx, every, func() bool { return rel.Stats().LeaseHeld })
+	})
 	return nil
 }
 
