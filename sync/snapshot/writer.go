@@ -42,7 +42,10 @@ type WriterConfig struct {
 	// Busy, when set, reports whether the work the pass yields to is running (the relay
 	// publishing): the pass rests only then, and runs at full speed beside an idle relay. Nil:
 	// it always rests.
-	Busy   func() bool
+	Busy func() bool
+	// Pass, when set, is called as each pass of Run begins; what it returns is called as the
+	// pass ends (the process can make room for the pass and take it back).
+	Pass   func() (end func())
 	Logger *slog.Logger
 }
 
@@ -576,7 +579,13 @@ func (w *Writer) Run(ctx context.Context, period time.Duration, leader func() bo
 			continue
 		}
 		lastPass, first = time.Now(), false
-		if _, err := w.WriteAll(ctx); err != nil {
+		end := func() {}
+		if w.cfg.Pass != nil {
+			end = w.cfg.Pass()
+		}
+		_, err := w.WriteAll(ctx)
+		end()
+		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}

@@ -530,3 +530,48 @@ func TestAnnexesKept(t *testing.T) {
 		}
 	}
 }
+
+// Run calls Config.Pass as each pass begins and what it returned once the pass is over, so a
+// process can make room for exactly the pass (cmd/vitrine gives the relay a second P).
+func TestRunBracketsEachPass(t *testing.T) {
+	b := newBed(t)
+	b.tx("alpha", 0, products(0, 20, "a"))
+	var mu sync.Mutex
+	var events []string
+	var w *Writer
+	w = NewWriter(b.js, WriterConfig{Feed: b.fc, Pass: func() func() {
+		mu.Lock()
+		events = append(events, fmt.Sprintf("begin %d", w.Stats().Passes))
+		mu.Unlock()
+		return func() {
+			mu.Lock()
+			events = append(events, fmt.Sprintf("end %d", w.Stats().Passes))
+			mu.Unlock()
+		}
+	}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx, time.Hour, func() bool { return true }) }()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		mu.Lock()
+		n := len(events)
+		mu.Unlock()
+		if n >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no pass bracketed within 20 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"begin 0", "end 1"}; !slices.Equal(events, want) {
+		t.Fatalf("events %q, want %q (one pass, the end after it completed; the period is an hour)", events, want)
+	}
+}
