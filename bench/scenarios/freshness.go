@@ -75,11 +75,11 @@ type FreshnessResult struct {
 	// SendToVisible is, per write, the time from its intended send to its answer on the last
 	// edge: what a writer waits to see its write everywhere (Ack and Overall together).
 	SendToVisible load.Summary `json:"send_to_visible"`
-	// Timeouts counts watches the edge answered 503 (floor not reached in its 2 s), Mismatches
-	// watches whose body lacked the written value.
 	// AckParts says where the acknowledgements' time went (the origin's Server-Timing): for
 	// every write, and for the slowest 1% and 0.1% by acknowledgement.
-	AckParts   []AckPart     `json:"ack_parts,omitempty"`
+	AckParts []AckPart `json:"ack_parts,omitempty"`
+	// Timeouts counts watches the edge answered 503 (floor not reached in its 2 s), Mismatches
+	// watches whose body lacked the written value.
 	Timeouts   int           `json:"timeouts"`
 	Mismatches int           `json:"mismatches"`
 	Reads      []ReadLoad    `json:"reads"`
