@@ -171,7 +171,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		return nil, err
 	}
 
-	natsAddr, err := freeAddr()
+	natsAddr, err := FreeAddr()
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +183,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		return nil, err
 	}
 
-	relayOps, err := freeAddr()
+	relayOps, err := FreeAddr()
 	if err != nil {
 		return nil, err
 	}
@@ -325,6 +325,18 @@ func (c *Cluster) ProfileCPU(ctx context.Context, d time.Duration, dir string) e
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// StartHelper starts a child that is not part of the deployment (a piece of the write path that
+// a scenario measures alone, such as a bare HTTP server), pinned, logged and ended by Close like
+// the others; args are the vitrine binary's arguments. With addr set, it waits until the child
+// accepts TCP connections there.
+func (c *Cluster) StartHelper(ctx context.Context, name, addr string, args ...string) (*Process, error) {
+	p, err := c.start(name, addr, "", args...)
+	if err != nil || addr == "" {
+		return p, err
+	}
+	return p, c.waitTCP(ctx, p)
 }
 
 // Dir is the cluster's temporary folder (children's logs and the NATS store); Close removes it.
@@ -512,8 +524,8 @@ func databaseURL(server, name string) (string, error) {
 	return u.String(), nil
 }
 
-// freeAddr returns a loopback address with a port free at the time of the call.
-func freeAddr() (string, error) {
+// FreeAddr returns a loopback address with a port free at the time of the call.
+func FreeAddr() (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
@@ -523,11 +535,11 @@ func freeAddr() (string, error) {
 }
 
 func freeAddrs() (string, string, error) {
-	a, err := freeAddr()
+	a, err := FreeAddr()
 	if err != nil {
 		return "", "", err
 	}
-	b, err := freeAddr()
+	b, err := FreeAddr()
 	return a, b, err
 }
 

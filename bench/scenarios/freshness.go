@@ -38,13 +38,15 @@ type freshnessPlan struct {
 	// what the measurement's window spends above that rate is what the writes cost.
 	quiet    time.Duration
 	duration time.Duration
+	// floor is how long the pieces of a write run alone after the measurement (measureFloor).
+	floor time.Duration
 }
 
 func planFreshness(short bool) freshnessPlan {
 	if short {
-		return freshnessPlan{edges: 2, products: 1000, pool: 500, writeRate: 200, readRate: 500, warmup: 2 * time.Second, quiet: 4 * time.Second, duration: 10 * time.Second}
+		return freshnessPlan{edges: 2, products: 1000, pool: 500, writeRate: 200, readRate: 500, warmup: 2 * time.Second, quiet: 4 * time.Second, duration: 10 * time.Second, floor: 10 * time.Second}
 	}
-	return freshnessPlan{edges: 3, products: 10000, pool: 2000, writeRate: 200, readRate: 2000, warmup: 5 * time.Second, quiet: 15 * time.Second, duration: 60 * time.Second}
+	return freshnessPlan{edges: 3, products: 10000, pool: 2000, writeRate: 200, readRate: 2000, warmup: 5 * time.Second, quiet: 15 * time.Second, duration: 60 * time.Second, floor: 20 * time.Second}
 }
 
 // Freshness measures, for each write acknowledged by the origin, how long until every edge (all
@@ -106,7 +108,10 @@ type FreshnessResult struct {
 	// SnapshotPasses and SnapshotSeconds are the snapshot passes the relay ran during the
 	// window and the time they took (background work beside the writes: paced, see
 	// --snapshot-cpu-percent).
-	SnapshotPasses  float64        `json:"snapshot_passes"`
+	SnapshotPasses float64 `json:"snapshot_passes"`
+	// Floor is what the pieces a write crosses cost run alone at the same rate (measureFloor):
+	// the least any design built of them spends per write on this machine.
+	Floor           []PieceFloor   `json:"floor,omitempty"`
 	SnapshotSeconds float64        `json:"snapshot_seconds"`
 	Method          string         `json:"method"`
 	Statuses        map[string]int `json:"write_statuses,omitempty"`
@@ -280,6 +285,15 @@ func runFreshness(ctx context.Context, env bench.Env) (_ report.Section, err err
 	if err := c.Err(); err != nil {
 		return sec, err
 	}
+	var floor []PieceFloor
+	if len(w.answer) > 0 {
+		progress(env, "freshness: the pieces of a write alone at %.0f/s for %s (the floor)", plan.writeRate, plan.floor)
+		fw := floorWrite{path: "/api/admin/products/" + strconv.FormatInt(pool[0].ID, 10), auth: shop.Auth,
+			body: []byte(`{"prices":{"USD":500000}}`), answer: w.answer}
+		if floor, err = measureFloor(ctx, c, plan.writeRate, plan.floor, plan.edges+1, fw, quietCPU["nats"]/quietWall); err != nil {
+			return sec, err
+		}
+	}
 
 	res := FreshnessResult{Edges: plan.edges, Products: plan.products, SeedSeconds: shop.SeedTime.Seconds(), WriteRate: plan.writeRate,
 		Writes: w.writes, WriteErrors: w.writeErrors, LateWrites: w.late, ReadRatePerEdge: plan.readRate,
@@ -288,7 +302,7 @@ func runFreshness(ctx context.Context, env bench.Env) (_ report.Section, err err
 		CPU: cpuBetween(cpuStart, cpuEnd), CPUByProcess: cpuByProcessBetween(procStart, procEnd),
 		QuietSeconds: quietWall, QuietCPUByProcess: quietCPU,
 		RelayBatches: relayEnd.batches - relayStart.batches, RelayPublished: relayEnd.published - relayStart.published,
-		SnapshotPasses: relayEnd.passes - relayStart.passes, SnapshotSeconds: relayEnd.passSeconds - relayStart.passSeconds}
+		SnapshotPasses: relayEnd.passes - relayStart.passes, SnapshotSeconds: relayEnd.passSeconds - relayStart.passSeconds, Floor: floor}
 	p99 := w.overall.ValueAtQuantile(0.99)
 	res.Met = w.overall.Count() > 0 && p99 <= freshnessTargetP99 && w.timeouts == 0 && w.mismatches == 0
 	table := report.Table{Title: "Acknowledgement to visible (ms)", Header: []string{"edge", "writes", "p50", "p90", "p99", "p99.9", "max"}}
@@ -357,9 +371,18 @@ func runFreshness(ctx context.Context, env bench.Env) (_ report.Section, err err
 		"cost with nothing written (%.0f s of reads alone before the window) — target ≤ 1 ms. The relay completed %.0f publishes "+
 		"carrying %.0f changes (%.2f per publish), and ran %.0f snapshot passes (%.2f s).", 1000*total/float64(acked), above, res.QuietSeconds,
 		res.RelayBatches, res.RelayPublished, res.RelayPublished/max(1, res.RelayBatches), res.SnapshotPasses, res.SnapshotSeconds))
-	sec.Tables = []report.Table{table, ackTable, readTable, cpuTable}
+	sec.Tables = []report.Table{table, ackTable}
 	if len(partsTable.Rows) > 0 {
-		sec.Tables = []report.Table{table, ackTable, partsTable, readTable, cpuTable}
+		sec.Tables = append(sec.Tables, partsTable)
+	}
+	sec.Tables = append(sec.Tables, readTable, cpuTable)
+	if len(floor) > 0 {
+		floorTable, sum := floorReport(floor, res.WriteCPUByProcess)
+		sec.Tables = append(sec.Tables, floorTable)
+		sec.Summary = append(sec.Summary, fmt.Sprintf("The pieces a write crosses, each alone at the same %.0f writes/s with nothing of Vitrine's in them "+
+			"(a bare HTTP server, a one-round-trip SERIALIZABLE transaction, a JetStream publish and %d followers), cost %.2f ms of CPU per write "+
+			"on this machine: the floor of any design built of them. The writes here cost %.2f ms above the reads, %.2f× that floor.",
+			plan.writeRate, plan.edges+1, sum, above, above/max(sum, 1e-9)))
 	}
 	sec.Plots = []report.Plot{plot}
 	sec.Data = res
@@ -440,6 +463,7 @@ type freshnessRun struct {
 	timings                   []ackTiming // of writes whose answer carried the origin's Server-Timing
 	windowStart               time.Time   // of the measured run
 	statuses                  map[string]int
+	answer                    []byte // the last acknowledged write's answer body
 }
 
 // run writes at the plan's rate for d; with record, the writes and watches are measured.
@@ -523,6 +547,7 @@ func (w *freshnessRun) write(seq int, intended time.Time, late, record bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.writes++
+	w.answer = out
 	if late {
 		w.late++
 	}

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -149,5 +150,34 @@ func TestAckParts(t *testing.T) {
 	}
 	if got[0].Ack != 500.5 {
 		t.Errorf("every write: ack %v, want 500.5", got[0].Ack)
+	}
+}
+
+func TestFloorReport(t *testing.T) {
+	floor := []PieceFloor{
+		{Piece: "http", Process: "origin", Ms: 0.1, Ops: 100},
+		{Piece: "pg", Process: "database", Ms: 0.5, Ops: 100},
+		{Piece: "js", Process: "nats", Ms: 0.4, Ops: 100},
+		{Piece: "followers", Process: "followers", Ms: 0.25, Ops: 100},
+	}
+	real := map[string]float64{"origin": 1, "database": 1.5, "nats": 0.75, "relay": 0.5, "edge-1": 0.25, "edge-2": 0.5}
+	table, sum := floorReport(floor, real)
+	if sum != 1.25 {
+		t.Errorf("floor sum = %v, want 1.25", sum)
+	}
+	want := [][]string{
+		{"http", "100", "0.100", "origin", "1.00"},
+		{"pg", "100", "0.500", "database", "1.50"},
+		{"js", "100", "0.400", "nats", "0.75"},
+		{"followers", "100", "0.250", "the edges (the origin's replica is in the origin's)", "0.75"},
+		{"all", "", "1.250", "these processes", "4.00"},
+	}
+	if len(table.Rows) != len(want) {
+		t.Fatalf("%d rows, want %d: %v", len(table.Rows), len(want), table.Rows)
+	}
+	for i := range want {
+		if strings.Join(table.Rows[i], "|") != strings.Join(want[i], "|") {
+			t.Errorf("row %d = %q, want %q", i, table.Rows[i], want[i])
+		}
 	}
 }

@@ -164,6 +164,17 @@ func runBenchFixedServer(ctx context.Context, args []string) error {
 	return bench.ServeFixed(ctx, *addr, *contentType, body)
 }
 
+// runBenchFollower is the bare JetStream follower the freshness scenario measures (bench.FollowStream).
+func runBenchFollower(ctx context.Context, args []string) error {
+	f := newFlags("bench-follower")
+	url := f.String("nats-url", "VITRINE_NATS_URL", "nats://127.0.0.1:4250", "NATS URL")
+	stream := f.String("stream", "", "", "the stream to follow")
+	if err := f.Parse(args); err != nil {
+		return err
+	}
+	return bench.FollowStream(ctx, *url, *stream)
+}
+
 // splitCPUs parses -cpus: "" splits cores in halves (servers get the first), "none" pins nothing.
 func splitCPUs(spec string, cores []int) (server, gen []int, err error) {
 	switch spec {
