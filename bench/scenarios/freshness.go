@@ -108,13 +108,13 @@ type FreshnessResult struct {
 	// SnapshotPasses and SnapshotSeconds are the snapshot passes the relay ran during the
 	// window and the time they took (background work beside the writes: paced, see
 	// --snapshot-cpu-percent).
-	SnapshotPasses float64 `json:"snapshot_passes"`
+	SnapshotPasses  float64 `json:"snapshot_passes"`
+	SnapshotSeconds float64 `json:"snapshot_seconds"`
 	// Floor is what the pieces a write crosses cost run alone at the same rate (measureFloor):
 	// the least any design built of them spends per write on this machine.
-	Floor           []PieceFloor   `json:"floor,omitempty"`
-	SnapshotSeconds float64        `json:"snapshot_seconds"`
-	Method          string         `json:"method"`
-	Statuses        map[string]int `json:"write_statuses,omitempty"`
+	Floor    []PieceFloor   `json:"floor,omitempty"`
+	Method   string         `json:"method"`
+	Statuses map[string]int `json:"write_statuses,omitempty"`
 }
 
 // AckPart is the mean of each part of the acknowledgements of a set of writes, in ms: Send, from
@@ -379,9 +379,9 @@ func runFreshness(ctx context.Context, env bench.Env) (_ report.Section, err err
 	if len(floor) > 0 {
 		floorTable, sum := floorReport(floor, res.WriteCPUByProcess)
 		sec.Tables = append(sec.Tables, floorTable)
-		sec.Summary = append(sec.Summary, fmt.Sprintf("The pieces a write crosses, each alone at the same %.0f writes/s with nothing of Vitrine's in them "+
-			"(a bare HTTP server, a one-round-trip SERIALIZABLE transaction, a JetStream publish and %d followers), cost %.2f ms of CPU per write "+
-			"on this machine: the floor of any design built of them. The writes here cost %.2f ms above the reads, %.2f× that floor.",
+		sec.Summary = append(sec.Summary, fmt.Sprintf("The pieces a write crosses, each alone at the same %.0f writes/s and once per write, with nothing of Vitrine's in them "+
+			"(a bare origin of fasthttp and one one-round-trip SERIALIZABLE transaction through pgx, PostgreSQL, a JetStream publish and %d followers), cost %.2f ms of CPU per write "+
+			"on this machine: the floor of a write path that carries each write alone through them. The writes here cost %.2f ms above the reads, %.2f× that floor.",
 			plan.writeRate, plan.edges+1, sum, above, above/max(sum, 1e-9)))
 	}
 	sec.Plots = []report.Plot{plot}

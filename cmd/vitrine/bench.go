@@ -164,6 +164,22 @@ func runBenchFixedServer(ctx context.Context, args []string) error {
 	return bench.ServeFixed(ctx, *addr, *contentType, body)
 }
 
+// runBenchBareOrigin is the bare origin the freshness scenario measures (bench.ServeBareWrites).
+func runBenchBareOrigin(ctx context.Context, args []string) error {
+	f := newFlags("bench-bare-origin")
+	addr := f.String("addr", "", "127.0.0.1:8090", "listen address")
+	dbURL := f.String("database-url", "VITRINE_DATABASE_URL", "", "PostgreSQL URL of the database to write to")
+	bodyFile := f.String("body", "", "", "file whose bytes are every answer's body and every outbox row")
+	if err := f.Parse(args); err != nil {
+		return err
+	}
+	body, err := os.ReadFile(*bodyFile)
+	if err != nil {
+		return err
+	}
+	return bench.ServeBareWrites(ctx, *addr, *dbURL, body)
+}
+
 // runBenchFollower is the bare JetStream follower the freshness scenario measures (bench.FollowStream).
 func runBenchFollower(ctx context.Context, args []string) error {
 	f := newFlags("bench-follower")

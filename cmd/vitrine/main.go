@@ -110,6 +110,8 @@ func run(ctx context.Context, args []string) error {
 		return runFleet(ctx, rest)
 	case "bench-fixed-server": // started by `vitrine bench`; not in the usage text
 		return runBenchFixedServer(ctx, rest)
+	case "bench-bare-origin": // started by `vitrine bench`; not in the usage text
+		return runBenchBareOrigin(ctx, rest)
 	case "bench-follower": // started by `vitrine bench`; not in the usage text
 		return runBenchFollower(ctx, rest)
 	case "probe":
