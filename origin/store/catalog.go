@@ -96,7 +96,7 @@ func categoryInts(ids []schema.CategoryID) []int64 {
 
 // CreateProduct inserts a product, allocating its id. p is validated here.
 func (tx *Tx) CreateProduct(ctx context.Context, t *schema.Tenant, p *schema.Product) error {
-	if err := schema.ValidateProduct(p, schema.ReservedProductSlugs()); err != nil {
+	if err := schema.ValidateProduct(p, tx.db.reservedSlugs); err != nil {
 		return err
 	}
 	if err := tx.checkCategories(ctx, t, p.CategoryIDs); err != nil {
@@ -182,7 +182,7 @@ func (tx *Tx) UpdateProductVariants(ctx context.Context, t *schema.Tenant, old, 
 
 func (tx *Tx) updateProduct(ctx context.Context, t *schema.Tenant, old, p *schema.Product, vs []*StockedVariant, read bool) error {
 	p.ID, p.CreatedAt = old.ID, old.CreatedAt
-	if err := schema.ValidateProduct(p, schema.ReservedProductSlugs()); err != nil {
+	if err := schema.ValidateProduct(p, tx.db.reservedSlugs); err != nil {
 		return err
 	}
 	// Only the categories this update adds must exist: an id whose category was deleted since
