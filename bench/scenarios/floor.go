@@ -46,7 +46,7 @@ const floorStream, floorSubjects = "BENCH_FLOOR", "benchfloor.>"
 // measureFloor runs the pieces a replicated write crosses, alone, each at rate for d, on the
 // cluster's CPUs, and returns each one's CPU per write:
 //
-//   - a bare origin (`vitrine bench-bare-origin`, bench.ServeBareWrites): a fasthttp server that
+//   - a bare origin (`vitrine bench-bare-origin`, bench/bareorigin): a fasthttp server that
 //     takes the write's PATCH (its body and headers) and, through pgx, runs a SERIALIZABLE
 //     transaction of one round trip (a row, a log row, an outbox row the size of the origin's
 //     answer), then answers as the origin did; counted are its own process and PostgreSQL;

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"vitrine/bench"
+	"vitrine/bench/bareorigin"
 	"vitrine/bench/load"
 	"vitrine/bench/report"
 	"vitrine/bench/scenarios"
@@ -164,7 +165,7 @@ func runBenchFixedServer(ctx context.Context, args []string) error {
 	return bench.ServeFixed(ctx, *addr, *contentType, body)
 }
 
-// runBenchBareOrigin is the bare origin the freshness scenario measures (bench.ServeBareWrites).
+// runBenchBareOrigin is the bare origin the freshness scenario measures (bench/bareorigin).
 func runBenchBareOrigin(ctx context.Context, args []string) error {
 	f := newFlags("bench-bare-origin")
 	addr := f.String("addr", "", "127.0.0.1:8090", "listen address")
@@ -177,7 +178,7 @@ func runBenchBareOrigin(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return bench.ServeBareWrites(ctx, *addr, *dbURL, body)
+	return bareorigin.Serve(ctx, *addr, *dbURL, body)
 }
 
 // runBenchFollower is the bare JetStream follower the freshness scenario measures (bench.FollowStream).

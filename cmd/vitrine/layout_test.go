@@ -104,7 +104,8 @@ func TestImportDirections(t *testing.T) {
 	}
 	// Test-support packages start real servers on purpose.
 	testSupport := map[string]bool{"vitrine/origin/store/storetest": true, "vitrine/sync/natstest": true}
-	pgxImporters := map[string]bool{"vitrine/origin/store": true, "vitrine/origin/store/storetest": true}
+	// The bench's bare origin measures a pgx transaction with nothing of the store around it.
+	pgxImporters := map[string]bool{"vitrine/origin/store": true, "vitrine/origin/store/storetest": true, "vitrine/bench/bareorigin": true}
 	for _, p := range listPackages(t) {
 		if testSupport[p.ImportPath] {
 			continue

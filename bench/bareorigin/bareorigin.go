@@ -1,4 +1,11 @@
-package bench
+// Package bareorigin is the freshness scenario's bare origin: the least a write path's origin
+// does for a write (an HTTP request, one durable transaction with an outbox row through pgx),
+// with nothing of Vitrine's in it, so that the bench can measure its CPU as a floor beside the
+// real origin's.
+//
+// It is the one package besides the origin's store that imports pgx: what it measures is a pgx
+// transaction without the store around it. Nothing else imports it but the command that runs it.
+package bareorigin
 
 import (
 	"context"
@@ -17,14 +24,14 @@ import (
 // as many products).
 const bareRows = 10000
 
-// ServeBareWrites is the freshness scenario's bare origin: a fasthttp server on addr whose every
+// Serve runs the bare origin: a fasthttp server on addr whose every
 // request runs the least a durable write with an outbox does, on the PostgreSQL database at
 // databaseURL, and answers body with status 200. That write is a SERIALIZABLE transaction in one
 // round trip (pgx, one batch): update one of 10,000 rows, bump a log row, insert an outbox row
 // holding body. One log's transactions take turns, as the origin's per-log queue makes them. It
 // creates its tables (bench_floor_*) before it listens, and serves until ctx ends.
-// `vitrine bench-bare-origin` runs it as a child process.
-func ServeBareWrites(ctx context.Context, addr, databaseURL string, body []byte) error {
+// `vitrine bench-bare-origin` runs it as a child process of `vitrine bench`.
+func Serve(ctx context.Context, addr, databaseURL string, body []byte) error {
 	db, err := pgxpool.New(ctx, databaseURL)
 	if err != nil {
 		return err
