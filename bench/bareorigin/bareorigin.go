@@ -13,7 +13,6 @@ import (
 	"net"
 	"strconv"
 	"sync"
-	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -52,13 +51,12 @@ func Serve(ctx context.Context, addr, databaseURL string, body []byte) error {
 	if err := db.QueryRow(ctx, `SELECT version FROM bench_floor_log WHERE id = 1`).Scan(&version); err != nil {
 		return fmt.Errorf("bare origin: %w", err)
 	}
-	var seq atomic.Int64
-	seq.Store(version)
-	var logTurn sync.Mutex
+	var logTurn sync.Mutex // guards version
 	write := func(ctx context.Context) error {
 		logTurn.Lock()
 		defer logTurn.Unlock()
-		v := seq.Add(1)
+		version++
+		v := version
 		b := &pgx.Batch{}
 		b.Queue(`BEGIN ISOLATION LEVEL SERIALIZABLE`)
 		b.Queue(`UPDATE bench_floor_rows SET price = $1 WHERE id = $2`, v, 1+v%bareRows)

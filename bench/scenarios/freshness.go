@@ -110,8 +110,9 @@ type FreshnessResult struct {
 	// --snapshot-cpu-percent).
 	SnapshotPasses  float64 `json:"snapshot_passes"`
 	SnapshotSeconds float64 `json:"snapshot_seconds"`
-	// Floor is what the pieces a write crosses cost run alone at the same rate (measureFloor):
-	// the least any design built of them spends per write on this machine.
+	// Floor is what the pieces a write crosses cost run alone at the same rate, once per write
+	// (measureFloor): the least a write path that carries each write alone through them spends
+	// per write on this machine.
 	Floor    []PieceFloor   `json:"floor,omitempty"`
 	Method   string         `json:"method"`
 	Statuses map[string]int `json:"write_statuses,omitempty"`
